@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fwdsched: shims for older elevator APIs.
+ *
+ * fwdsched.c is written against the newest elevator API (Linux 7.x).
+ * Everything an older kernel lacks is supplied here, keyed on FWD_HAVE_*
+ * macros that the Kbuild file sets by probing the kernel's own headers
+ * rather than by version number, so that distribution backports are
+ * picked up automatically.
+ */
+#ifndef _FWDSCHED_COMPAT_H
+#define _FWDSCHED_COMPAT_H
+
+#include <linux/blk-mq.h>
+#include <linux/sbitmap.h>
+
+#include "elevator.h"
+#include "blk-mq.h"
+#include "blk-mq-sched.h"
+
+/*
+ * Linux 6.4 replaced the "bool at_head" argument of ->insert_requests()
+ * by a flags word.  A bool with the value true behaves like the flag.
+ */
+#ifndef FWD_HAVE_BLK_INSERT_T
+#define blk_insert_t		bool
+#define BLK_MQ_INSERT_AT_HEAD	true
+#endif
+
+#ifndef FWD_HAVE_MIN_SHALLOW_HELPER
+static inline void blk_mq_set_min_shallow_depth(struct request_queue *q,
+						unsigned int depth)
+{
+	struct blk_mq_hw_ctx *hctx;
+	unsigned long i;
+
+	queue_for_each_hw_ctx(q, hctx, i)
+		sbitmap_queue_min_shallow_depth(&hctx->sched_tags->bitmap_tags,
+						depth);
+}
+#endif
+
+/*
+ * Until lib/sbitmap was changed to count the shallow depth over the whole
+ * bitmap (6.17, backported to 6.12.43), the limit applied to each word.
+ */
+static inline unsigned int fwd_shallow_depth(struct blk_mq_alloc_data *data,
+					     unsigned int depth)
+{
+#ifdef FWD_SBITMAP_WORD_DEPTH
+	struct sbitmap_queue *bt = &data->hctx->sched_tags->bitmap_tags;
+	unsigned int nr = data->q->nr_requests;
+
+	return max(1U, DIV_ROUND_UP(depth << bt->sb.shift, nr));
+#else
+	return depth;
+#endif
+}
+
+/*
+ * Since 7.0 the async depth limit is a property of the request queue
+ * (queue/async_depth), shared by all schedulers; before that each
+ * scheduler kept its own.  Either way fwdsched exposes it as
+ * iosched/async_depth, so both files show the same value on 7.x.
+ */
+static inline unsigned int *fwd_async_depth_ptr(struct request_queue *q,
+						unsigned int *own)
+{
+#ifdef FWD_HAVE_Q_ASYNC_DEPTH
+	return &q->async_depth;
+#else
+	return own;
+#endif
+}
+
+#endif /* _FWDSCHED_COMPAT_H */
