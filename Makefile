@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# fwdsched top-level Makefile.  The module itself is described by Kbuild;
+# this file drives the out-of-tree builds for the Debian kernels, the
+# tests, the benchmark and the upstream series.
+#
+#   make                  build for every kernel in KVERS
+#   make KVER=6.12        build build/<release>/fwdsched.ko for one kernel
+#   make check            install what is missing, build, run all tests
+#   make bench            the benchmark on the emulated flash card
+#   make lint             checkpatch --strict, W=1 and sparse on all kernels
+#   make patches          regenerate patches/ from the sources
+
+KVERS ?= 6.1 6.12 7.2
+KVER ?=
+BUILD_ARGS ?= W=1
+
+ifneq ($(KVER),)
+KVERS := $(KVER)
+endif
+
+.PHONY: all deps check bench lint patches clean $(addprefix build-,$(KVERS))
+
+all: $(addprefix build-,$(KVERS))
+
+$(addprefix build-,$(KVERS)): build-%: deps
+	tools/build-ko $* $(BUILD_ARGS)
+
+deps:
+	tools/deps
+
+check: deps
+	KVERS="$(KVERS)" tools/check
+
+bench: deps
+	tools/bench
+
+lint: deps
+	tools/lint $(KVERS)
+
+patches:
+	tools/mkpatches
+
+clean:
+	rm -rf build/*/obj
