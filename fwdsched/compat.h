@@ -58,19 +58,11 @@ static inline unsigned int fwd_shallow_depth(struct blk_mq_alloc_data *data,
 }
 
 /*
- * Since 7.0 the async depth limit is a property of the request queue
- * (queue/async_depth), shared by all schedulers; before that each
- * scheduler kept its own.  Either way fwdsched exposes it as
- * iosched/async_depth, so both files show the same value on 7.x.
+ * Linux 6.5 replaced RQF_ELVPRIV by RQF_USE_SCHED: both mark requests
+ * that were prepared for the scheduler and so have valid elv.priv[].
  */
-static inline unsigned int *fwd_async_depth_ptr(struct request_queue *q,
-						unsigned int *own)
-{
-#ifdef FWD_HAVE_Q_ASYNC_DEPTH
-	return &q->async_depth;
-#else
-	return own;
+#if !defined(RQF_USE_SCHED) && defined(RQF_ELVPRIV)
+#define RQF_USE_SCHED		RQF_ELVPRIV
 #endif
-}
 
 #endif /* _FWDSCHED_COMPAT_H */

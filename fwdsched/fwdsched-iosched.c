@@ -48,6 +48,9 @@ static const unsigned int fifo_batch = 16;	  /* requests per batch */
 #define FWD_WRITES_STARVED_MAX	64U
 #define FWD_FIFO_BATCH_MAX	1024U
 
+/* Default async_depth, in percent of nr_requests. */
+#define FWD_ASYNC_PERCENT	75UL
+
 enum fwd_dir {
 	FWD_READ,
 	FWD_WRITE,
@@ -122,8 +125,15 @@ struct fwd_data {
 	unsigned int writes_starved;
 	unsigned int fifo_batch;
 	unsigned int front_merges;
-	/* Used before 7.0 only; see fwd_async_depth_ptr(). */
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
+	/*
+	 * Before 7.0 the scheduler keeps the async depth itself.  It is
+	 * FWD_ASYNC_PERCENT of nr_requests and follows nr_requests when
+	 * that changes, unless the user wrote async_depth.
+	 */
 	unsigned int async_depth;
+	bool async_depth_set;
+#endif
 };
 
 static inline enum fwd_dir fwd_rq_dir(struct request *rq)
@@ -133,13 +143,21 @@ static inline enum fwd_dir fwd_rq_dir(struct request *rq)
 
 static inline unsigned int *fwd_async_depth(struct fwd_data *fwd)
 {
-	return fwd_async_depth_ptr(fwd->q, &fwd->async_depth);
+#ifdef FWD_HAVE_Q_ASYNC_DEPTH
+	return &fwd->q->async_depth;
+#else
+	return &fwd->async_depth;
+#endif
 }
 
-/* Requests marked this way went through fwd_insert_request(). */
+/*
+ * Requests marked this way went through fwd_insert_request().  Only
+ * requests that the block layer prepared for the scheduler have valid
+ * elv.priv[] (flush and passthrough requests bypass it).
+ */
 static inline bool fwd_rq_owned(struct request *rq)
 {
-	return rq->elv.priv[0];
+	return (rq->rq_flags & RQF_USE_SCHED) && rq->elv.priv[0];
 }
 
 static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
@@ -310,8 +328,14 @@ static void fwd_insert_request(struct fwd_data *fwd, struct request *rq,
 
 	lockdep_assert_held(&fwd->lock);
 
-	/* A requeued request comes back here; count it only once. */
-	if (!fwd_rq_owned(rq)) {
+	/*
+	 * A requeued request comes back here; count it only once, and
+	 * serve it first.  Since 6.4 the block layer asks for that with
+	 * BLK_MQ_INSERT_AT_HEAD; before, requeues arrive without the flag.
+	 */
+	if (fwd_rq_owned(rq)) {
+		flags |= BLK_MQ_INSERT_AT_HEAD;
+	} else {
 		rq->elv.priv[0] = (void *)1UL;
 		fwd->stats[FWD_STAT_INSERTED]++;
 	}
@@ -466,12 +490,27 @@ static void fwd_limit_depth(blk_opf_t opf, struct blk_mq_alloc_data *data)
 						READ_ONCE(*fwd_async_depth(fwd)));
 }
 
-/* Called when q->nr_requests changes; keeps async_depth within it. */
+static unsigned int fwd_default_async_depth(struct request_queue *q)
+{
+	return max(1UL, q->nr_requests * FWD_ASYNC_PERCENT / 100UL);
+}
+
+/*
+ * Called from blk_mq_init_sched() and when q->nr_requests changes.  Since
+ * 7.0 the block layer scales q->async_depth with nr_requests itself;
+ * before, the default follows nr_requests here and a value written by the
+ * user is kept within it.  The minimum shallow depth stays 1 because
+ * async_depth may be set as low as that at any time.
+ */
 static void fwd_depth_updated(struct request_queue *q)
 {
 	struct fwd_data *fwd = q->elevator->elevator_data;
 	unsigned int *depth = fwd_async_depth(fwd);
 
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
+	if (!fwd->async_depth_set)
+		*depth = fwd_default_async_depth(q);
+#endif
 	*depth = clamp_t(unsigned int, *depth, 1, q->nr_requests);
 	blk_mq_set_min_shallow_depth(q, 1);
 }
@@ -507,7 +546,7 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	fwd->fifo_batch = fifo_batch;
 	fwd->front_merges = 1;
 	fwd->batch_dir = FWD_READ;
-	*fwd_async_depth(fwd) = max(1UL, q->nr_requests * 3UL / 4);
+	*fwd_async_depth(fwd) = fwd_default_async_depth(q);
 
 	/* One sweep per queue, whatever the number of hardware queues. */
 	blk_queue_flag_set(QUEUE_FLAG_SQ_SCHED, q);
@@ -667,9 +706,15 @@ static ssize_t fwd_async_depth_store(struct elevator_queue *e,
 				     const char *page, size_t count)
 {
 	struct fwd_data *fwd = e->elevator_data;
+	ssize_t ret;
 
-	return fwd_store_uint(fwd, fwd_async_depth(fwd), page, count, 1,
-			      fwd->q->nr_requests);
+	ret = fwd_store_uint(fwd, fwd_async_depth(fwd), page, count, 1,
+			     fwd->q->nr_requests);
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
+	if (ret > 0)
+		fwd->async_depth_set = true;
+#endif
+	return ret;
 }
 
 #define FWD_ATTR(name) \
