@@ -34,8 +34,10 @@ Definitions (sectors are 512 bytes, times nanoseconds):
   (deadline expiry, at-head requeues, or a scheduler that does not sweep).
   A request is pending from its I event until its D; for a device whose
   trace has no I events at all (no elevator) from its Q event.  Front
-  merges move the pending sector, and a D removes every pending entry of
-  its direction inside its range (requests merged into it).
+  merges move the pending sector; a D removes its sector, and a D or C
+  removes all pending sectors of its direction inside it after its first
+  sector (requests merged into it).  In I mode a requeue (R) is not
+  pending until it is inserted again.
 * forward_fraction = forward / dispatches; it is what fwdsched's debugfs
   "forward"/"dispatched" counters give.  in_order_fraction = (forward +
   wraps) / dispatches: 1.0 for a pure C-LOOK sweep.
@@ -163,39 +165,28 @@ def dispatch_order(events):
     """
     with_i = _has_inserts(events)
     pos = {}
-    pending = {}          # (dev, dir) -> {sector: count}
+    pending = {}          # (dev, dir) -> set of pending start sectors
     c = dict(dispatches=0, forward=0, continuations=0, backward=0, wraps=0,
              other_backward=0)
 
-    def add(key, s):
-        d = pending.setdefault(key, {})
-        d[s] = d.get(s, 0) + 1
-
-    def drop(key, s):
-        d = pending.get(key)
-        if d and s in d:
-            d[s] -= 1
-            if not d[s]:
-                del d[s]
-
     for e in events:
-        key = (e.dev, e.direction)
+        d = pending.setdefault((e.dev, e.direction), set())
         a = e.action
         start = "I" if e.dev in with_i else "Q"
-        if a == start or a == "R":
-            if e.blocks:
-                add(key, e.sector)
+        if not e.blocks:
+            continue
+        if a == start or (a == "R" and start == "Q"):
+            d.add(e.sector)
         elif a == "F":
-            if e.blocks:
-                drop(key, e.sector + e.blocks)
-                if start == "I":
-                    add(key, e.sector)
+            d.discard(e.sector + e.blocks)
+            d.add(e.sector)
         elif a == "M" and start == "Q":
-            drop(key, e.sector)
-        elif a == "D" and e.blocks:
-            d = pending.get(key, {})
-            for s in [s for s in d if e.sector <= s < e.sector + e.blocks]:
-                del d[s]
+            d.discard(e.sector)
+        elif a in ("C", "D"):
+            d.difference_update([s for s in d if e.sector < s < e.sector + e.blocks])
+            if a == "C":
+                continue
+            d.discard(e.sector)
             p = pos.get(e.dev, 0)
             c["dispatches"] += 1
             if e.sector >= p:

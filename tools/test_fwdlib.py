@@ -140,6 +140,18 @@ class TestDispatchOrder(unittest.TestCase):
         c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
         self.assertEqual((c["forward"], c["wraps"], c["other_backward"]), (1, 1, 0))
 
+    def test_requeue_leaves_nothing_pending(self):
+        # Requeued 300 is inserted again and dispatched; then 50 is a wrap.
+        lines = ["8,0 I R 300 8 0.000000001 1 a", "8,0 I R 50 8 0.000000001 1 a",
+                 "8,0 D R 300 8 0.000000002 1 a", "8,0 R R 300 8 0.000000003 1 a",
+                 "8,0 I R 300 8 0.000000004 1 a", "8,0 D R 300 8 0.000000005 1 a",
+                 "8,0 D R 50 8 0.000000006 1 a"]
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
+        # 300 f, 300 again: pos 308 -> backward, 50 still pending below -> wrap;
+        # 50: pos 308, nothing pending -> wrap.
+        self.assertEqual((c["dispatches"], c["forward"], c["wraps"], c["other_backward"]),
+                         (3, 1, 2, 0))
+
     def test_devices_are_separate(self):
         lines = ["8,0 D R 100 8 0.000000001 1 a", "8,16 D R 50 8 0.000000002 1 a",
                  "8,0 D R 108 8 0.000000003 1 a"]
