@@ -259,8 +259,10 @@ def parse_mmc_history(src):
     """Records of an MMC history dump.
 
     Format: '#' comment/header lines, then one command per line:
-    'issue_ns done_ns R|W|O sector nr_sectors err'.  Records are sorted by
-    issue time; delta is relative to the end of the previous command;
+    'issue_ns done_ns R|W|O sector nr_sectors err [tag ...]' (the fields
+    of mmc_history/mmc_history.c; extra fields are ignored).  Only data
+    commands (R, W) are returned, sorted by issue time; delta is relative
+    to the end of the previous data command;
     service_ns = done - issue (the card serves one command at a time).
     Same keys as request_latencies() (d_ns = issue, c_ns = done).
     """
@@ -272,25 +274,26 @@ def parse_mmc_history(src):
             continue
         f = s.split()
         try:
-            if len(f) != 6 or f[2] not in ("R", "W", "O"):
+            if len(f) < 6 or f[2] not in ("R", "W", "O"):
                 raise ValueError
             issue, done, sector, nr, err = (int(f[0]), int(f[1]), int(f[3]),
                                             int(f[4]), int(f[5]))
         except ValueError:
             raise InputError("%s:%d: not an MMC history line "
-                             "'issue_ns done_ns R|W|O sector nr_sectors err': %r"
+                             "'issue_ns done_ns R|W|O sector nr_sectors err [tag]': %r"
                              % (name, n, s[:80])) from None
         recs.append((issue, done, f[2], sector, nr, err))
     recs.sort(key=lambda r: r[0])
     out = []
     pos = 0
     for issue, done, op, sector, nr, err in recs:
+        if op == "O":
+            continue
         out.append(dict(dev=None, sector=sector, blocks=nr, dir=op,
                         delta=sector - pos, q_ns=None, d_ns=issue, c_ns=done,
                         d2c_ns=done - issue, q2c_ns=None,
                         service_ns=done - issue, err=err))
-        if op != "O" or nr:
-            pos = sector + nr
+        pos = sector + nr
     return out
 
 
