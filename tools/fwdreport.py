@@ -275,6 +275,32 @@ def plot_delta_vs_service(path, title, res, scheds):
     return True
 
 
+def plot_family(path, title, jobs):
+    """Fig 2/3 side by side: total IOPS of related jobs (fig2-sort,
+    fig2-shuffle, ...), one bar per scheduler.  jobs: [(label, {sched: iops})]."""
+    scheds = []
+    for _, v in jobs:
+        for s in v:
+            if s not in scheds:
+                scheds.append(s)
+    scheds.sort(key=sched_key)
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(jobs) * len(scheds)), 4))
+    w = 0.8 / len(scheds)
+    for i, s in enumerate(scheds):
+        ax.bar([k + i * w - 0.4 + w / 2 for k in range(len(jobs))],
+               [v.get(s) or 0 for _, v in jobs], w, label=s)
+    ax.set_xticks(range(len(jobs)))
+    ax.set_xticklabels([lab for lab, _ in jobs], fontsize="small")
+    ax.set_ylabel("IOPS")
+    ax.set_title(title)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    return True
+
+
 def plot_jain_sweep(path, title, tunable, pts):
     """J over threads and processes against a fwdsched tunable."""
     plt = _plt()
@@ -490,6 +516,38 @@ def build(root, plots=True, out_md=None):
             for cap, name in made:
                 md += ["![%s](plots/%s)" % (cap, name), ""]
         summary["jobs"].append(jsum)
+
+    # Related jobs side by side: fig2-sort, fig2-shuffle, fig2-rand, ...
+    fams = {}
+    for j in summary["jobs"]:
+        if "-" in j["job"]:
+            fam, rest = j["job"].split("-", 1)
+            fams.setdefault((j["kver"], j["model"], fam), []).append(
+                (rest, {s: v["iops"] for s, v in j["scheds"].items()
+                        if v.get("iops") is not None}))
+    summary["families"] = []
+    for (kver, model, fam), jobs in sorted(fams.items(),
+                                           key=lambda kv: (version_key(kv[0][0]),) + kv[0][1:]):
+        if len(jobs) < 2 or not any(v for _, v in jobs):
+            continue
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "%s_%s_%s-family" % (kver, model, fam))
+        entry = dict(kver=kver, model=model, family=fam, jobs=[lab for lab, _ in jobs])
+        md += ["## %s / %s / %s-*: IOPS side by side" % (kver, model, fam), ""]
+        scheds = sorted({s for _, v in jobs for s in v}, key=sched_key)
+        md += table(["job"] + scheds,
+                    [[fam + "-" + lab] + [fmt(v.get(s), "%.0f") for s in scheds]
+                     for lab, v in jobs])
+        md.append("")
+        if plots:
+            name = stem + ".png"
+            try:
+                plot_family(os.path.join(plot_dir, name), "%s / %s / %s-*" % (kver, model, fam),
+                            jobs)
+                entry["plot"] = name
+                md += ["![%s jobs](plots/%s)" % (fam, name), ""]
+            except Exception as e:
+                notes.append("plot %s: %s" % (name, e))
+        summary["families"].append(entry)
 
     md += ["## Notes", ""]
     md += ["- %s" % n for n in notes] if notes else ["- none"]

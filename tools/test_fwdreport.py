@@ -57,7 +57,8 @@ class TestReport(unittest.TestCase):
         self.assertEqual(list(self.job("paper", "rand16")["scheds"]),
                          ["none", "mq-deadline", "kyber", "bfq", "fwdsched",
                           "fwdsched-slack0", "fwdsched-slack8"])
-        lines = [ln.split("|")[1].strip() for ln in self.md.splitlines()
+        sec = self.md[self.md.index("## 6.12 / paper / rand16"):]
+        lines = [ln.split("|")[1].strip() for ln in sec.splitlines()
                  if ln.startswith("| ") and "scheduler" not in ln]
         self.assertEqual(lines[:7], ["none", "mq-deadline", "kyber", "bfq", "fwdsched",
                                      "fwdsched-slack0", "fwdsched-slack8"])
@@ -157,6 +158,16 @@ class TestReport(unittest.TestCase):
             with open(os.path.join(self.root, "plots", name), "rb") as f:
                 self.assertEqual(f.read(8), PNG)
             self.assertIn("](plots/%s)" % name, self.md)
+
+
+    def test_job_family(self):
+        fam = self.sum["families"]
+        self.assertEqual([(f["kver"], f["model"], f["family"], f["jobs"]) for f in fam],
+                         [("6.12", "paper", "fig2", ["shuffle", "sort"])])
+        self.assertIn("| fig2-sort | 800 | 900 |", self.md)
+        self.assertIn("| fig2-shuffle | 400 | 600 |", self.md)
+        with open(os.path.join(self.root, "plots", fam[0]["plot"]), "rb") as f:
+            self.assertEqual(f.read(8), PNG)
 
 
 class TestCli(unittest.TestCase):

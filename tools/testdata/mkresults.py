@@ -94,6 +94,11 @@ def main():
         [("async", 0, 950, 30000, 60000, 90000), ("sync", 0, 50, 20000, 165000, 200000)])))
     write(os.path.join(two, "fwdsched", "fio.json"), json.dumps(fio_doc(
         [("async", 0, 500, 60000, 90000, 99000), ("sync", 0, 450, 2000, 20000, 30000)])))
+    # two jobs of one family (fig2-*): side-by-side table and plot
+    for job, dl, fw in (("fig2-sort", 800, 900), ("fig2-shuffle", 400, 600)):
+        for sched, iops in (("mq-deadline", dl), ("fwdsched", fw)):
+            write(os.path.join(ROOT, "6.12", "paper", job, sched, "fio.json"),
+                  json.dumps(fio_doc([(job[5:], 0, iops, 1000, 2000, 3000)])))
     # a job without a baseline
     write(os.path.join(ROOT, "6.12", "symmetric", "rand16", "fwdsched", "fio.json"),
           json.dumps(fio_doc(four("rand", [100, 100, 100, 100], 1000, 3000, 5000))))
