@@ -37,7 +37,7 @@ import fwdlib  # noqa: E402
 SCHED_ORDER = ["none", "mq-deadline", "kyber", "bfq", "fwdsched"]
 BASELINE = "mq-deadline"
 VARIANT_RE = re.compile(r"^fwdsched-([A-Za-z_]+?)[-_=]?(-?\d+(?:\.\d+)?)$")
-PLOT_POINTS = 2000
+FIG4_POINTS = 300        # a short window, so that sweeps show as saw teeth
 
 
 def sched_key(name):
@@ -232,17 +232,17 @@ def _grid(plt, n):
 
 
 def plot_issue_vs_addr(path, title, res, scheds):
-    """Fig 4: issue time vs address of the first PLOT_POINTS commands."""
+    """Fig 4: issue time vs address of the first FIG4_POINTS commands."""
     have = [s for s in scheds if res[s].get("_svc_recs")]
     if not have:
         return False
     plt = _plt()
     fig, axes = _grid(plt, len(have))
     for ax, s in zip(axes, have):
-        recs = sorted(res[s]["_svc_recs"], key=lambda r: r["d_ns"])[:PLOT_POINTS]
+        recs = sorted(res[s]["_svc_recs"], key=lambda r: r["d_ns"])[:FIG4_POINTS]
         t0 = recs[0]["d_ns"]
         ax.plot([(r["d_ns"] - t0) / 1e6 for r in recs],
-                [r["sector"] * 512 / 2**20 for r in recs], ".", ms=2)
+                [r["sector"] * 512 / 2**20 for r in recs], ".-", ms=3, lw=0.3)
         ax.set_title("%s (%s)" % (s, res[s]["service_src"]), fontsize="small")
         ax.set_xlabel("issue time (ms)")
         ax.set_ylabel("address (MiB)")
