@@ -1,0 +1,149 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for the fwdsched selftests; sourced by each t_*.sh, which runs
+# as root in the guest with one argument, the disk (e.g. mmcblk0).
+# A test exits 0 (pass), 1 (fail) or 4 (skip) and prints diagnostics as
+# "# ..." lines.  Environment from run_tests.sh: FWD_ROOT, FWD_OUT.
+
+FWD_ROOT=${FWD_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+FWD_OUT=${FWD_OUT:-$(mktemp -d)}
+FWD_PY=/usr/bin/python3
+mkdir -p "$FWD_OUT"
+export FWD_ROOT FWD_OUT
+
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+diag() { local l; while IFS= read -r l; do echo "# $l"; done <<< "$*"; }
+fail() { diag "FAIL: $*"; exit $KSFT_FAIL; }
+skip() { diag "SKIP: $*"; exit $KSFT_SKIP; }
+
+# check <message> <command...>: fail with <message> unless the command succeeds
+check() {
+	local msg=$1
+	shift
+	"$@" || fail "$msg"
+}
+
+# The disk kind: mmc, nullb or scsi.
+disk_kind() {
+	case $1 in
+	mmcblk*) echo mmc ;;
+	nullb*) echo nullb ;;
+	*) echo scsi ;;
+	esac
+}
+
+iosched() { echo "/sys/block/$1/queue/iosched"; }
+schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }
+
+# set_sched <disk> <scheduler>: switch, retrying while the kernel says
+# -EBUSY (7.x elv_iosched_store uses a trylock), then verify.
+set_sched() {
+	local f=/sys/block/$1/queue/scheduler
+	for _ in $(seq 50); do
+		echo "$2" > "$f" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q "\[$2\]" "$f" || fail "cannot select $2 on $1 ($(cat "$f"))"
+}
+
+cur_sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
+
+# stat_get <disk> <name>: a counter of fwdsched's debugfs "stats" file
+stat_get() {
+	local v
+	v=$(awk -v n="$2" '$1 == n { print $2 }' "$(schedfs "$1")/stats")
+	[ -n "$v" ] || fail "no counter '$2' in $(schedfs "$1")/stats"
+	echo "$v"
+}
+
+# tunable_set <disk> <name> <value>: write and verify, fail otherwise
+tunable_set() {
+	local f
+	f=$(iosched "$1")/$2
+	echo "$3" > "$f" || fail "writing '$3' to $f failed"
+	[ "$(cat "$f")" = "$3" ] || fail "$f reads $(cat "$f") after writing $3"
+}
+
+# reset_tunables <disk>: fwdsched with its defaults again (re-select it)
+reset_tunables() {
+	set_sched "$1" none
+	set_sched "$1" fwdsched
+}
+
+BLK_PID=
+BLK_TMP=
+# blk_start <disk> <prefix>: blktrace into $FWD_OUT/blk/<prefix>.blktrace.*
+# The trace is written to tmpfs first: blktrace splices its relay
+# buffers into the output files, which the guest's 9p mount refuses.
+blk_start() {
+	mkdir -p "$FWD_OUT/blk"
+	BLK_TMP=$(mktemp -d /tmp/blk.XXXXXX)
+	blktrace -d "/dev/$1" -D "$BLK_TMP" -o "$2" >"$BLK_TMP/log" 2>&1 &
+	BLK_PID=$!
+	sleep 1.5
+	kill -0 "$BLK_PID" 2>/dev/null ||
+		fail "blktrace did not start on $1: $(cat "$BLK_TMP/log")"
+}
+
+blk_stop() {
+	[ -n "$BLK_PID" ] || return 0
+	kill -TERM "$BLK_PID" 2>/dev/null
+	wait "$BLK_PID" 2>/dev/null
+	BLK_PID=
+	mv "$BLK_TMP"/* "$FWD_OUT/blk/" && rmdir "$BLK_TMP"
+}
+
+# blk_text <prefix>: the trace as text in fwdlib's format, path on stdout
+blk_text() {
+	local fmt out=$FWD_OUT/blk/$1.txt
+	fmt=$("$FWD_PY" "$FWD_ROOT/tools/fwdlib.py" blkparse-fmt) ||
+		fail "tools/fwdlib.py blkparse-fmt failed"
+	(cd "$FWD_OUT/blk" && blkparse -q -i "$1" -f "$fmt" > "$out") ||
+		fail "blkparse of $1 failed"
+	echo "$out"
+}
+
+# run_fio <disk> <jobfile> [fio args...]: job from fio-jobs/, json output
+# in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME and FWD_SIZE default to
+# the disk, 5 s and 64m.
+run_fio() {
+	local disk=$1 job=$2 name
+	shift 2
+	name=$(basename "$job" .fio)
+	FWD_DEV=/dev/$disk FWD_RUNTIME=${FWD_RUNTIME:-5} FWD_SIZE=${FWD_SIZE:-64m} \
+		fio --output-format=json --output="$FWD_OUT/$name.json" \
+		"$FWD_ROOT/fio-jobs/$job" "$@" ||
+		fail "fio $job failed on $disk: $(tail -n 5 "$FWD_OUT/$name.json" 2>/dev/null)"
+	# fio puts its warnings ahead of the JSON in the same file.
+	sed -i -n '/^{/,$p' "$FWD_OUT/$name.json"
+}
+
+# write_expect_einval <file> <value>: the write must fail with EINVAL
+write_expect_einval() {
+	local err
+	err=$( { printf '%s' "$2" > "$1"; } 2>&1 ) &&
+		fail "writing '$2' to $1 was accepted"
+	case $err in
+	*"Invalid argument"*) return 0 ;;
+	*) fail "writing '$2' to $1: expected EINVAL, got: $err" ;;
+	esac
+}
+
+# blk_events <prefix>: the trace as "action sector nsectors time rwbs"
+# lines, one per event, for awk in the tests.
+blk_events() {
+	(cd "$FWD_OUT/blk" && blkparse -q -i "$1" -f '%a %S %n %T.%9t %d\n') ||
+		fail "blkparse of $1 failed"
+}
+
+# pure_sweep <disk>: turn off fairness enforcement if this build has it,
+# so that dispatch order is the sweep alone.
+pure_sweep() {
+	local f
+	f=$(iosched "$1")/fair_slack
+	[ -e "$f" ] && echo "${FWD_FAIR_OFF:-4096}" > "$f"
+	return 0
+}
