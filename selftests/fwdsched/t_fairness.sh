@@ -1,0 +1,138 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# devices: mmc nullb
+#
+# Per-process accounting and fairness enforcement, with two processes
+# reading at random: "deep" (32 asynchronous reads in flight) and "sync"
+# (one read at a time), fio-jobs/selftest/fair-deep-sync.fio.
+#
+#  1. debugfs "procs" charges each fio process what fio says it read
+#     (bytes, within 1 %), and "fairness" holds Jain's index of the
+#     "procs" and "threads" counters, as computed here from them.
+#  2. Enforcement on (default fair_slack): no process waited while other
+#     processes were dispatched more often than the documented bound,
+#     2 * fair_slack + 3 per other backlogged process; each dispatch that
+#     bypasses fairness (expired, aged, head) adds one per process.
+#  3. Enforcement off (fair_slack 4096): fairness never changed a choice,
+#     and blktrace shows the pure sweep: backward moves only at wraps,
+#     expiries and at-head dispatches.
+#  4. "procs" accepts only "reset", which zeroes the counters.
+. "$FWD_ROOT/selftests/fwdsched/lib.sh"
+d=$1
+reset_tunables "$d"
+sfs=$(schedfs "$d")
+[ -e "$sfs/procs" ] || fail "no debugfs procs in $sfs"
+
+# 4. Bad writes to procs are refused; reset zeroes the counters.
+for b in bogus "reset now" 1 resets; do
+	err=$( { printf '%s' "$b" > "$sfs/procs"; } 2>&1 ) &&
+		fail "writing '$b' to procs was accepted"
+	case $err in
+	*"Invalid argument"*) ;;
+	*) fail "writing '$b' to procs: expected EINVAL, got: $err" ;;
+	esac
+done
+dd if="/dev/$d" of=/dev/null bs=4k count=16 iflag=direct 2>/dev/null
+echo reset > "$sfs/procs" || fail "writing reset to procs failed"
+rows=$(grep -vc '^#' "$sfs/procs")
+[ "$rows" -eq 0 ] || fail "procs has $rows rows right after reset: $(cat "$sfs/procs")"
+
+stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
+delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
+
+slack=$(cat "$(iosched "$d")/fair_slack")
+s0=$(cat "$sfs/stats")
+FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m run_fio "$d" selftest/fair-deep-sync.fio
+s1=$(cat "$sfs/stats")
+procs=$(cat "$sfs/procs")
+threads=$(cat "$sfs/threads")
+fair=$(cat "$sfs/fairness")
+printf '%s\n' "$procs" > "$FWD_OUT/procs.txt"
+printf '%s\n' "$fair" > "$FWD_OUT/fairness.txt"
+diag "$procs"
+diag "$fair"
+
+printf '%s\n' "$threads" > "$FWD_OUT/threads.txt"
+
+# 1. Bytes per fio process, fio's and fwdsched's, sorted, within 1 %; and
+# Jain's index over the rows active in the window (requests dispatched),
+# floor(1e6 * (sum x)^2 / (n * sum x^2)), here and in debugfs.
+"$FWD_PY" - "$FWD_OUT" <<'PY' || fail "per-process counters or fairness disagree"
+import json, os, sys
+out = sys.argv[1]
+def rows(name):
+    with open(os.path.join(out, name)) as f:
+        return [l.split() for l in f.read().splitlines()
+                if l and not l.startswith("#")]
+with open(os.path.join(out, "fair-deep-sync.json")) as f:
+    jobs = json.load(f)["jobs"]
+procs, threads = rows("procs.txt"), rows("threads.txt")
+fair = {r[0]: int(r[1]) for r in rows("fairness.txt")}
+fio = sorted(j["read"]["io_bytes"] for j in jobs)
+ours = sorted(int(r[2]) * 512 for r in procs if r[15] == "fio")
+print("# bytes: fio %s, procs %s" % (fio, ours))
+if len(fio) != len(ours):
+    sys.exit("# fio ran %d processes, procs shows %d" % (len(fio), len(ours)))
+for a, b in zip(fio, ours):
+    if abs(a - b) > a / 100:
+        sys.exit("# fio read %d bytes, procs charged %d" % (a, b))
+def jain(xs):
+    xs = [x for x in xs if x > 0]
+    if not xs:
+        return 0, 0
+    s, q = sum(xs), sum(x * x for x in xs)
+    return len(xs), s * s * 1000000 // (len(xs) * q)
+w = fair["window_ms"]
+np_, jp = jain([int(r[1]) + int(r[5]) for r in procs if int(r[14]) < w])
+nt, jt = jain([int(r[2]) for r in threads if int(r[4]) < w])
+print("# computed: procs %d jain %d, threads %d jain %d" % (np_, jp, nt, jt))
+if np_ < 2:
+    sys.exit("# fewer than two active processes")
+for k, v in (("procs", np_), ("procs_jain", jp), ("threads", nt),
+             ("threads_jain", jt)):
+    if fair[k] != v:
+        sys.exit("# fairness says %s %d, computed %d" % (k, fair[k], v))
+PY
+np=$(stat "$fair" procs)
+
+# 2. The starvation bound, in dispatches of other processes.
+bypass=$(( $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" aged) + $(delta "$s0" "$s1" head) ))
+bound=$(( (np - 1) * (2 * slack + 3 + bypass) + bypass ))
+worst=$(awk '!/^#/ && $16 == "fio" { if ($12 > m) m = $12 } END { print m + 0 }' <<< "$procs")
+diag "fair_slack $slack: most dispatches of others while a fio process waited $worst, bound $bound (bypassing $bypass)"
+[ "$worst" -le "$bound" ] || fail "a process waited for $worst dispatches of others, bound $bound"
+
+# 3. Enforcement off: the pure sweep.
+tunable_set "$d" fair_slack 4096
+s0=$(cat "$sfs/stats")
+# Only D events are traced, so that blkparse stays quick on fast disks.
+mkdir -p "$FWD_OUT/blk"
+(cd "$FWD_OUT/blk" && exec blktrace -d "/dev/$d" -a issue -o pure >/dev/null 2>&1) &
+BLK_PID=$!
+sleep 1.5
+kill -0 "$BLK_PID" 2>/dev/null || fail "blktrace did not start on $d"
+FWD_RUNTIME=${FWD_RUNTIME:-4} FWD_SIZE=256m run_fio "$d" selftest/fair-deep-sync.fio
+blk_stop
+s1=$(cat "$sfs/stats")
+off=$(cat "$sfs/procs")
+diag "$off"
+for c in fair_skips detours fair_idle; do
+	[ "$(delta "$s0" "$s1" $c)" -eq 0 ] ||
+		fail "fair_slack 4096 (off) but $c went up by $(delta "$s0" "$s1" $c)"
+done
+read -r nd back < <(blk_events pure | awk '
+	$1 == "D" && $5 ~ /R/ {
+		n++
+		if (n > 1 && $2 < pos) b++
+		pos = $2 + $3
+	}
+	END { print n + 0, b + 0 }')
+excused=$(( $(delta "$s0" "$s1" wraps) + $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" head) ))
+tol=$(( nd / 100 + 2 ))
+diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
+[ "$nd" -ge 100 ] || fail "only $nd dispatches seen: load too small to judge"
+[ "$back" -le $(( excused + tol )) ] ||
+	fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
+
+reset_tunables "$d"
+exit 0
