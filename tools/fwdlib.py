@@ -50,7 +50,6 @@ Definitions (sectors are 512 bytes, times nanoseconds):
 
 import json
 import math
-import os
 import re
 import sys
 
