@@ -118,6 +118,7 @@ enum fwd_stat {
 	FWD_STAT_FAIR_SKIPS,
 	FWD_STAT_DETOURS,
 	FWD_STAT_FAIR_IDLE,
+	FWD_STAT_FAIR_HOLDS,
 	FWD_STAT_COUNT
 };
 
@@ -136,6 +137,7 @@ static const char *const fwd_stat_names[FWD_STAT_COUNT] = {
 	[FWD_STAT_FAIR_SKIPS]	 = "fair_skips",
 	[FWD_STAT_DETOURS]	 = "detours",
 	[FWD_STAT_FAIR_IDLE]	 = "fair_idle",
+	[FWD_STAT_FAIR_HOLDS]	 = "fair_holds",
 };
 
 /*
@@ -193,11 +195,14 @@ struct fwd_thread {
 struct fwd_data {
 	struct request_queue *q;
 
+	/* Requests dispatched and not yet finished. */
+	atomic_t inflight;
+
 	/*
 	 * Protects everything below.  Taken from process context only
 	 * (insert, dispatch, merge, sysfs, debugfs).  The completion path
-	 * only touches fwd_proc.inflight (atomic) and fwd_proc.last_done,
-	 * so no irq-safe variant is needed.
+	 * only touches the inflight counters (atomic) and
+	 * fwd_proc.last_done, so no irq-safe variant is needed.
 	 */
 	spinlock_t lock;
 
@@ -481,6 +486,7 @@ static void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 		return;
 	rq->elv.priv[0] = (void *)((unsigned long)p | FWD_RQ_STARTED);
 	atomic_inc(&p->inflight);
+	atomic_inc(&fwd->inflight);
 
 	wait = jiffies - (unsigned long)rq->fifo_time;
 	p->reqs[dir]++;
@@ -706,14 +712,33 @@ static void fwd_fair_clamp(struct fwd_data *fwd, struct request *rq)
 }
 
 /*
+ * No eligible request waits, but a less served process is between two
+ * requests.  Rather than hand the device yet another request of the
+ * processes ahead, hold back while the device still has requests to
+ * work on: block-mq collects requests from the scheduler in batches,
+ * and anything handed out now would be queued in the driver ahead of the
+ * reader's next request.  The device is never left idle for it: once
+ * nothing is in flight the sweep goes on.  The restart mark makes the
+ * next completion run the queue again; it is set before the in-flight
+ * count is read, so a completion in between is not missed.
+ */
+static bool fwd_fair_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx)
+{
+	blk_mq_sched_mark_restart_hctx(hctx);
+	return atomic_read(&fwd->inflight) > 0;
+}
+
+/*
  * The sweep for class @prio and direction @dir: the lowest request at or
  * above the sweep position whose process is not more than fair_slack
  * requests ahead of the least served backlogged process, else the lowest
  * such request below (*@keep_pos is set: the sweep position stays, so the
  * skipped requests above are served in this sweep rather than after the
- * wrap), else, when no waiting request is eligible, the plain sweep.
+ * wrap), else, when no waiting request is eligible, nothing while the
+ * device is busy (see fwd_fair_hold()) and the plain sweep when it is not.
  */
 static struct request *fwd_sweep_pick(struct fwd_data *fwd,
+				      struct blk_mq_hw_ctx *hctx,
 				      enum fwd_prio prio, enum fwd_dir dir,
 				      bool *keep_pos)
 {
@@ -746,6 +771,10 @@ static struct request *fwd_sweep_pick(struct fwd_data *fwd,
 		}
 		return rq;
 	}
+	if (fwd_fair_hold(fwd, hctx)) {
+		fwd->stats[FWD_STAT_FAIR_HOLDS]++;
+		return NULL;
+	}
 	fwd->stats[FWD_STAT_FAIR_IDLE]++;
 	rq = start ?: fwd_first_rq(root);
 	fwd_fair_clamp(fwd, rq);
@@ -760,8 +789,13 @@ sweep:
 	return fwd_first_rq(root);
 }
 
-/* Called with the lock held; picks the next request. */
-static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
+/*
+ * Called with the lock held; picks the next request.  Returns NULL only
+ * when nothing waits, or when fwd_fair_hold() holds back while requests
+ * are in flight; their completion runs the queue again.
+ */
+static struct request *__fwd_dispatch_request(struct fwd_data *fwd,
+					      struct blk_mq_hw_ctx *hctx)
 {
 	bool keep_pos = false;
 	enum fwd_prio prio;
@@ -797,7 +831,9 @@ static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
 				      struct request, queuelist);
 		fwd->stats[FWD_STAT_EXPIRED]++;
 	} else {
-		rq = fwd_sweep_pick(fwd, prio, dir, &keep_pos);
+		rq = fwd_sweep_pick(fwd, hctx, prio, dir, &keep_pos);
+		if (!rq)
+			return NULL;
 	}
 	fwd->batch_count++;
 remove:
@@ -819,7 +855,8 @@ account:
 
 /*
  * Called from blk_mq_run_hw_queue() -> __blk_mq_sched_dispatch_requests().
- * Returns a request whenever one is pending, so the queue never stalls.
+ * Returns a request whenever one is pending, except while requests are
+ * in flight (see fwd_fair_hold()), so the queue never stalls.
  */
 static struct request *fwd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 {
@@ -827,7 +864,7 @@ static struct request *fwd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 	struct request *rq;
 
 	spin_lock(&fwd->lock);
-	rq = __fwd_dispatch_request(fwd);
+	rq = __fwd_dispatch_request(fwd, hctx);
 	spin_unlock(&fwd->lock);
 
 	return rq;
@@ -928,6 +965,7 @@ static void fwd_prepare_request(struct request *rq)
  */
 static void fwd_finish_request(struct request *rq)
 {
+	struct fwd_data *fwd = rq->q->elevator->elevator_data;
 	struct fwd_proc *p = fwd_rq_proc(rq);
 
 	if (!p)
@@ -935,6 +973,7 @@ static void fwd_finish_request(struct request *rq)
 	if (fwd_rq_started(rq)) {
 		WRITE_ONCE(p->last_done, jiffies);
 		atomic_dec(&p->inflight);
+		atomic_dec(&fwd->inflight);
 	}
 	rq->elv.priv[0] = NULL;
 }

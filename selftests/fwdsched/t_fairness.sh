@@ -116,7 +116,7 @@ blk_stop
 s1=$(cat "$sfs/stats")
 off=$(cat "$sfs/procs")
 diag "$off"
-for c in fair_skips detours fair_idle; do
+for c in fair_skips detours fair_idle fair_holds; do
 	[ "$(delta "$s0" "$s1" $c)" -eq 0 ] ||
 		fail "fair_slack 4096 (off) but $c went up by $(delta "$s0" "$s1" $c)"
 done
