@@ -712,20 +712,31 @@ static void fwd_fair_clamp(struct fwd_data *fwd, struct request *rq)
 }
 
 /*
- * No eligible request waits, but a less served process is between two
- * requests.  Rather than hand the device yet another request of the
- * processes ahead, hold back while the device still has requests to
- * work on: block-mq collects requests from the scheduler in batches,
- * and anything handed out now would be queued in the driver ahead of the
- * reader's next request.  The device is never left idle for it: once
- * nothing is in flight the sweep goes on.  The restart mark makes the
- * next completion run the queue again; it is set before the in-flight
- * count is read, so a completion in between is not missed.
+ * No eligible request waits.  If that is because a process within the
+ * limit is between two requests (rather than waiting in the other
+ * direction), do not hand the device yet another request of the
+ * processes ahead while the device still has requests to work on:
+ * block-mq collects requests from the scheduler in batches, and anything
+ * handed out now would be queued in the driver ahead of the reader's
+ * next request.  The device is never left idle for it: once nothing is
+ * in flight the sweep goes on.  The restart mark makes the next
+ * completion run the queue again; it is set before the in-flight count
+ * is read, so a completion in between is not missed.
  */
-static bool fwd_fair_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx)
+static bool fwd_fair_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx,
+			  enum fwd_prio prio, u64 limit)
 {
-	blk_mq_sched_mark_restart_hctx(hctx);
-	return atomic_read(&fwd->inflight) > 0;
+	struct fwd_proc *p;
+
+	lockdep_assert_held(&fwd->lock);
+
+	list_for_each_entry(p, &fwd->active, active) {
+		if (p->prio == prio && !p->queued && p->vtime <= limit) {
+			blk_mq_sched_mark_restart_hctx(hctx);
+			return atomic_read(&fwd->inflight) > 0;
+		}
+	}
+	return false;
 }
 
 /*
@@ -771,7 +782,7 @@ static struct request *fwd_sweep_pick(struct fwd_data *fwd,
 		}
 		return rq;
 	}
-	if (fwd_fair_hold(fwd, hctx)) {
+	if (fwd_fair_hold(fwd, hctx, prio, limit)) {
 		fwd->stats[FWD_STAT_FAIR_HOLDS]++;
 		return NULL;
 	}
