@@ -105,12 +105,7 @@ diag "fair_slack $slack: most dispatches of others while a fio process waited $w
 # 3. Enforcement off: the pure sweep.
 tunable_set "$d" fair_slack 4096
 s0=$(cat "$sfs/stats")
-# Only D events are traced, so that blkparse stays quick on fast disks.
-mkdir -p "$FWD_OUT/blk"
-(cd "$FWD_OUT/blk" && exec blktrace -d "/dev/$d" -a issue -o pure >/dev/null 2>&1) &
-BLK_PID=$!
-sleep 1.5
-kill -0 "$BLK_PID" 2>/dev/null || fail "blktrace did not start on $d"
+blk_start "$d" pure
 # null_blk dispatches some 20000 requests a second: keep its trace short.
 rt=4
 [ "$(disk_kind "$d")" = nullb ] && rt=2
