@@ -75,12 +75,15 @@ reset_tunables() {
 
 BLK_PID=
 BLK_TMP=
-# blk_start <disk> <prefix>: blktrace into $FWD_OUT/blk/<prefix>.blktrace.*
-# The trace is written to tmpfs first: blktrace splices its relay
-# buffers into the output files, which the guest's 9p mount refuses.
+BLK_PREFIX=
+# blk_start <disk> <prefix>: trace the disk with blktrace until blk_stop.
+# The binary trace stays on the guest's tmpfs (blktrace splices into its
+# output files, which the 9p mount refuses, and reading it back over 9p
+# under emulation is slow); blk_stop keeps two text forms of it.
 blk_start() {
 	mkdir -p "$FWD_OUT/blk"
 	BLK_TMP=$(mktemp -d /tmp/blk.XXXXXX)
+	BLK_PREFIX=$2
 	blktrace -d "/dev/$1" -D "$BLK_TMP" -o "$2" >"$BLK_TMP/log" 2>&1 &
 	BLK_PID=$!
 	sleep 1.5
@@ -88,32 +91,38 @@ blk_start() {
 		fail "blktrace did not start on $1: $(cat "$BLK_TMP/log")"
 }
 
+# blk_stop: stop tracing and write $FWD_OUT/blk/<prefix>.txt (fwdlib's
+# format, for tools/fwdlib.py) and <prefix>.events (see blk_events).
 blk_stop() {
+	local fmt p=$BLK_PREFIX
 	[ -n "$BLK_PID" ] || return 0
 	kill -TERM "$BLK_PID" 2>/dev/null
 	wait "$BLK_PID" 2>/dev/null
 	BLK_PID=
-	mv "$BLK_TMP"/* "$FWD_OUT/blk/" && rmdir "$BLK_TMP"
-}
-
-# blk_text <prefix>: the trace as text in fwdlib's format, path on stdout
-blk_text() {
-	local fmt out=$FWD_OUT/blk/$1.txt
 	fmt=$("$FWD_PY" "$FWD_ROOT/tools/fwdlib.py" blkparse-fmt) ||
 		fail "tools/fwdlib.py blkparse-fmt failed"
-	(cd "$FWD_OUT/blk" && blkparse -q -i "$1" -f "$fmt" > "$out") ||
-		fail "blkparse of $1 failed"
-	echo "$out"
+	(cd "$BLK_TMP" && blkparse -q -i "$p" -f "$fmt" > "$p.txt" &&
+	 blkparse -q -i "$p" -f '%a %S %n %T.%9t %d\n' > "$p.events") ||
+		fail "blkparse of $p failed"
+	mv "$BLK_TMP/$p.txt" "$BLK_TMP/$p.events" "$FWD_OUT/blk/"
+	rm -rf "$BLK_TMP"
+}
+
+# blk_text <prefix>: path of the trace in fwdlib's format
+blk_text() {
+	[ -e "$FWD_OUT/blk/$1.txt" ] || fail "no trace $1 (blk_stop not run?)"
+	echo "$FWD_OUT/blk/$1.txt"
 }
 
 # run_fio <disk> <jobfile> [fio args...]: job from fio-jobs/, json output
-# in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME and FWD_SIZE default to
-# the disk, 5 s and 64m.
+# in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME, FWD_SIZE and FWD_IOSIZE
+# default to the disk, 5 s, 64m and 64m.
 run_fio() {
 	local disk=$1 job=$2 name
 	shift 2
 	name=$(basename "$job" .fio)
 	FWD_DEV=/dev/$disk FWD_RUNTIME=${FWD_RUNTIME:-5} FWD_SIZE=${FWD_SIZE:-64m} \
+		FWD_IOSIZE=${FWD_IOSIZE:-64m} \
 		fio --output-format=json --output="$FWD_OUT/$name.json" \
 		"$FWD_ROOT/fio-jobs/$job" "$@" ||
 		fail "fio $job failed on $disk: $(tail -n 5 "$FWD_OUT/$name.json" 2>/dev/null)"
@@ -135,8 +144,8 @@ write_expect_einval() {
 # blk_events <prefix>: the trace as "action sector nsectors time rwbs"
 # lines, one per event, for awk in the tests.
 blk_events() {
-	(cd "$FWD_OUT/blk" && blkparse -q -i "$1" -f '%a %S %n %T.%9t %d\n') ||
-		fail "blkparse of $1 failed"
+	[ -e "$FWD_OUT/blk/$1.events" ] || fail "no trace $1 (blk_stop not run?)"
+	cat "$FWD_OUT/blk/$1.events"
 }
 
 # pure_sweep <disk>: turn off fairness enforcement if this build has it,
@@ -147,3 +156,11 @@ pure_sweep() {
 	[ -e "$f" ] && echo "${FWD_FAIR_OFF:-4096}" > "$f"
 	return 0
 }
+
+# A test that fails while tracing must not leave blktrace holding the
+# disk for the next test.
+fwd_lib_exit() {
+	[ -z "$BLK_PID" ] || kill -TERM "$BLK_PID" 2>/dev/null
+	[ -z "$BLK_TMP" ] || rm -rf "$BLK_TMP"
+}
+trap fwd_lib_exit EXIT
