@@ -115,14 +115,14 @@ blk_text() {
 }
 
 # run_fio <disk> <jobfile> [fio args...]: job from fio-jobs/, json output
-# in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME, FWD_SIZE and FWD_IOSIZE
-# default to the disk, 5 s, 64m and 64m.
+# in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME, FWD_OFFSET, FWD_SIZE and
+# FWD_IOSIZE default to the disk, 5 s, 0, 64m and 64m.
 run_fio() {
 	local disk=$1 job=$2 name
 	shift 2
 	name=$(basename "$job" .fio)
 	FWD_DEV=/dev/$disk FWD_RUNTIME=${FWD_RUNTIME:-5} FWD_SIZE=${FWD_SIZE:-64m} \
-		FWD_IOSIZE=${FWD_IOSIZE:-64m} \
+		FWD_IOSIZE=${FWD_IOSIZE:-64m} FWD_OFFSET=${FWD_OFFSET:-0} \
 		fio --output-format=json --output="$FWD_OUT/$name.json" \
 		"$FWD_ROOT/fio-jobs/$job" "$@" ||
 		fail "fio $job failed on $disk: $(tail -n 5 "$FWD_OUT/$name.json" 2>/dev/null)"
