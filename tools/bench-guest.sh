@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# tools/bench-guest.sh <outdir> <jobs> <scheds> <slacks> [nullb]
+#
+# The guest half of tools/bench: for every job of fio-jobs/ named in
+# <jobs> and every scheduler in <scheds>, run the job on the SD card with
+# blktrace (and the MMC history when mmc_history.ko is built) recording,
+# and keep everything under <outdir>/<job>/<sched>/.  The fairness job
+# (async-vs-sync-2proc) is also run under fwdsched with each fair_slack
+# in <slacks>, as scheduler "fwdsched-slack<N>".  With "nullb", the
+# headline job runs on null_blk without tracing instead: the CPU cost of
+# each scheduler with no device latency.
+set -uo pipefail
+
+die() { echo "bench-guest: $*" >&2; exit 1; }
+[ $# -ge 4 ] || die "usage: bench-guest.sh <outdir> <jobs> <scheds> <slacks> [nullb]"
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=$1 jobs=$2 scheds=$3 slacks=$4 mode=${5:-mmc}
+rel=$(uname -r)
+PY=/usr/bin/python3
+fmt=$($PY "$top/tools/fwdlib.py" blkparse-fmt) || die "tools/fwdlib.py failed"
+export FWD_RUNTIME=${FWD_RUNTIME:-10}
+mkdir -p "$out"
+
+lsmod | grep -q '^fwdsched ' || insmod "$top/build/$rel/fwdsched.ko" ||
+	die "cannot load fwdsched.ko"
+for m in kyber-iosched bfq; do modprobe -q "$m"; done
+hist=
+if [ "$mode" = mmc ] && [ -e "$top/build/$rel/mmc_history.ko" ]; then
+	lsmod | grep -q '^mmc_history ' ||
+		insmod "$top/build/$rel/mmc_history.ko" ring_size=262144
+	[ -e /sys/kernel/debug/mmc_history/mmc0 ] && hist=/sys/kernel/debug/mmc_history
+fi
+
+if [ "$mode" = nullb ]; then
+	modprobe -q configfs
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	modprobe null_blk nr_devices=0 || die "no null_blk"
+	d=/sys/kernel/config/nullb/nullb0
+	mkdir -p "$d"
+	echo 1024 > "$d/size"
+	echo 0 > "$d/irqmode"
+	echo 64 > "$d/hw_queue_depth"
+	echo 1 > "$d/power"
+	disk=nullb0
+else
+	disk=mmcblk0
+fi
+[ -b "/dev/$disk" ] || die "no /dev/$disk"
+
+set_sched() {
+	local _
+	for _ in $(seq 50); do
+		echo "$1" > "/sys/block/$disk/queue/scheduler" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "cannot select $1 on $disk"
+}
+
+# The list of runs: job, scheduler, fair_slack (- for the default).
+runs=()
+for j in $jobs; do
+	for s in $scheds; do runs+=("$j $s -"); done
+	if [ "$j" = async-vs-sync-2proc ] && [[ " $scheds " == *" fwdsched "* ]]; then
+		for v in $slacks; do runs+=("$j fwdsched-slack$v $v"); done
+	fi
+done
+
+n=0 t0=$(date +%s)
+for r in "${runs[@]}"; do
+	read -r job sched slack <<< "$r"
+	n=$((n + 1))
+	el=$(( $(date +%s) - t0 ))
+	left=$(( n > 1 ? el * (${#runs[@]} - n + 1) / (n - 1) : 0 ))
+	printf '[bench] %s %s: run %d/%d %s under %s (elapsed %d s, about %d s left)\n' \
+		"$rel" "$mode" "$n" "${#runs[@]}" "$job" "$sched" "$el" "$left"
+	dir=$out/$job/$sched
+	mkdir -p "$dir"
+	set_sched "${sched%%-slack*}"
+	if [ "${sched%%-slack*}" = fwdsched ]; then
+		# Re-selecting gives the defaults; then apply the variant.
+		set_sched none
+		set_sched fwdsched
+		[ "$slack" = - ] || echo "$slack" > "/sys/block/$disk/queue/iosched/fair_slack"
+	fi
+	sync
+	echo 3 > /proc/sys/vm/drop_caches
+	[ -z "$hist" ] || echo clear > "$hist/control"
+	tr=
+	if [ "$mode" = mmc ]; then
+		tr=$(mktemp -d /tmp/bench-tr.XXXXXX)
+		blktrace -d "/dev/$disk" -D "$tr" -o t >/dev/null 2>&1 &
+		bt=$!
+		sleep 1
+	fi
+	extra=()
+	[[ $job == fig2-shuffle* ]] && extra+=("--replay_redirect=/dev/$disk")
+	(cd "$top" && fio --output-format=json --output="$dir/fio.json" \
+		"fio-jobs/$job.fio" --filename="/dev/$disk" "${extra[@]}" \
+		> "$dir/fio.log" 2>&1) || echo "[bench] fio failed: $dir/fio.log"
+	if [ -n "$tr" ]; then
+		kill -TERM "$bt" 2>/dev/null
+		wait "$bt" 2>/dev/null
+		(cd "$tr" && blkparse -q -i t -f "$fmt" > "$dir/blk.txt" 2>/dev/null)
+		rm -rf "$tr"
+	fi
+	[ -z "$hist" ] || cat "$hist/mmc0" > "$dir/mmc-history.txt"
+	sd=/sys/kernel/debug/block/$disk/sched
+	if [ "${sched%%-slack*}" = fwdsched ]; then
+		{ cat "$sd/stats"; [ -e "$sd/fairness" ] && cat "$sd/fairness"; } > "$dir/debugfs.txt" 2>/dev/null
+		[ -e "$sd/procs" ] && cat "$sd/procs" > "$dir/procs.txt"
+	fi
+done
+echo "[bench] $rel $mode: done in $(( $(date +%s) - t0 )) s"
