@@ -22,6 +22,7 @@ PY=/usr/bin/python3
 fmt=$($PY "$top/tools/fwdlib.py" blkparse-fmt) || die "tools/fwdlib.py failed"
 export FWD_RUNTIME=${FWD_RUNTIME:-10}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 lsmod | grep -q '^fwdsched ' || insmod "$top/build/$rel/fwdsched.ko" ||
 	die "cannot load fwdsched.ko"
@@ -30,7 +31,8 @@ hist=
 if [ "$mode" = mmc ] && [ -e "$top/build/$rel/mmc_history.ko" ]; then
 	lsmod | grep -q '^mmc_history ' ||
 		insmod "$top/build/$rel/mmc_history.ko" ring_size=262144
-	[ -e /sys/kernel/debug/mmc_history/mmc0 ] && hist=/sys/kernel/debug/mmc_history
+	# The host's file appears with its first command; control at load.
+	[ -e /sys/kernel/debug/mmc_history/control ] && hist=/sys/kernel/debug/mmc_history
 fi
 
 if [ "$mode" = nullb ]; then
@@ -96,7 +98,7 @@ for r in "${runs[@]}"; do
 	fi
 	extra=()
 	[[ $job == fig2-shuffle* ]] && extra+=("--replay_redirect=/dev/$disk")
-	(cd "$top" && fio --output-format=json --output="$dir/fio.json" \
+	(cd "$top" && fio --output-format=json+ --output="$dir/fio.json" \
 		"fio-jobs/$job.fio" --filename="/dev/$disk" "${extra[@]}" \
 		> "$dir/fio.log" 2>&1) || echo "[bench] fio failed: $dir/fio.log"
 	if [ -n "$tr" ]; then
@@ -105,7 +107,7 @@ for r in "${runs[@]}"; do
 		(cd "$tr" && blkparse -q -i t -f "$fmt" > "$dir/blk.txt" 2>/dev/null)
 		rm -rf "$tr"
 	fi
-	[ -z "$hist" ] || cat "$hist/mmc0" > "$dir/mmc-history.txt"
+	[ -z "$hist" ] || [ ! -e "$hist/mmc0" ] || cat "$hist/mmc0" > "$dir/mmc-history.txt"
 	sd=/sys/kernel/debug/block/$disk/sched
 	if [ "${sched%%-slack*}" = fwdsched ]; then
 		{ cat "$sd/stats"; [ -e "$sd/fairness" ] && cat "$sd/fairness"; } > "$dir/debugfs.txt" 2>/dev/null
