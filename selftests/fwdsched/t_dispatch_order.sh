@@ -50,11 +50,14 @@ diff=$(( disp > nd ? disp - nd : nd - disp ))
 diff=$(( bwd > back ? bwd - back : back - bwd ))
 [ "$diff" -le "$tol" ] || fail "debugfs backward $bwd vs blktrace $back"
 # On the SD card (one command at a time) most of the 16 requests wait in
-# the scheduler, so a sweep serves many of them between wraps.  On the
-# fast disks the queue rarely holds more than one or two, and wraps are
-# as frequent as forward moves whatever the scheduler.
+# the scheduler, so a sweep serves several of them between wraps: random
+# order would go backward about half the time, the sweep at most a
+# quarter (7 % on 6.12, 15 % on 6.1, whose MMC driver takes requests out
+# of the scheduler earlier).  On the fast disks the queue rarely holds
+# more than one or two, and wraps are as frequent as forward moves
+# whatever the scheduler.
 if [ "$(disk_kind "$d")" = mmc ]; then
-	[ $((back * 10)) -le "$nd" ] ||
+	[ $((back * 4)) -le "$nd" ] ||
 		fail "$back of $nd dispatches went backward: not a sweep"
 fi
 diag "forward fraction $(( (nd - back) * 1000 / nd )) per mille"
