@@ -190,7 +190,7 @@ if [ "$form" = module ]; then
 
 	# Loaded before mmc_core.
 	rmmod mmc_history
-	for m in mmc_block sdhci_pci sdhci cqhci mmc_core; do
+	for m in mmc_block sdhci_pci sdhci_acpi sdhci_uhs2 sdhci cqhci mmc_core; do
 		[ -d "/sys/module/$m" ] && { rmmod "$m" || fail "rmmod $m failed"; }
 	done
 	load_module ring_size=256
