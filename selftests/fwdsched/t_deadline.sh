@@ -6,19 +6,22 @@
 # of the SD card, and one read goes to sector 0, far below all of them.
 # The sweep reaches sector 0 only at a wrap; read_expire is set to 50 ms,
 # about a sweep over 16 waiting requests on the emulated card, so
-# requests left behind the sweep position go out by expiry.  Every read,
-# sector 0's included, must be dispatched within read_expire plus a
-# slack of 200 ms, and the expiry path must have been taken.  The slack
-# is the bound of Documentation/block/fwdsched-iosched.rst for this
-# load: expired reads go out oldest first, so one may wait for the (at
-# most 15, one per other reader) expired before it, each a command of up
-# to about 10 ms on the card under emulation, plus one jiffy of expiry
-# granularity.  Only the SD card serves one command
-# at a time, so only there do requests reliably wait in the scheduler.
+# requests left behind the sweep position go out by expiry, and the
+# expiry path must have been taken.
+#
+# The bound is checked in commands, not milliseconds, because the guest
+# can stall for hundreds of milliseconds when the host is busy: once a
+# read's deadline has passed (plus 8 ms, two jiffies of expiry
+# granularity at HZ=250), at most 18 other requests may be dispatched
+# before it.  That is the bound of Documentation/block/fwdsched-iosched.rst
+# for this load: expired reads go out oldest first, so it may wait for
+# the at most 15 expired before it (one per other reader) and the one
+# already taken for the card, plus a margin of two.  The waits in ms are
+# printed for information.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
 expire=50
-slack=200
+slack_cmds=18
 reset_tunables "$d"
 pure_sweep "$d"
 tunable_set "$d" read_expire "$expire"
@@ -41,22 +44,43 @@ wait "$fio_pid" || fail "the random readers failed"
 blk_stop
 e1=$(stat_get "$d" expired)
 
-# Wait from insert (I) to dispatch (D) of every read, in ms.
-blk_events deadline | awk '
-	$5 ~ /R/ && $1 == "I" { ins[$2] = $4 }
-	$5 ~ /R/ && $1 == "D" && ($2 in ins) {
-		printf "%d %d\n", $2, ($4 - ins[$2]) * 1000
-		delete ins[$2]
+# For every read: its wait in ms, and how many requests were dispatched
+# after its deadline (plus two jiffies) and before it.
+blk_events deadline | awk -v expms="$expire" '
+	$1 == "D" { nd++; dt[nd] = $4 }
+	$5 ~ /R/ && ($1 == "I" || $1 == "D") { ev[++ne] = $1 " " $2 " " $4 }
+	# number of D events at or before time t
+	function upto(t,   lo, hi, mid) {
+		lo = 0; hi = nd
+		while (lo < hi) {
+			mid = int((lo + hi + 1) / 2)
+			if (dt[mid] <= t) lo = mid; else hi = mid - 1
+		}
+		return lo
+	}
+	END {
+		for (i = 1; i <= ne; i++) {
+			split(ev[i], e, " ")
+			if (e[1] == "I") { ins[e[2]] = e[3]; continue }
+			if (!(e[2] in ins)) continue
+			dl = ins[e[2]] + expms / 1000 + 0.008
+			late = e[3] > dl ? upto(e[3]) - 1 - upto(dl) : 0
+			printf "%d %d %d\n", e[2], (e[3] - ins[e[2]]) * 1000, late
+			delete ins[e[2]]
+		}
 	}' > "$FWD_OUT/waits"
 n=$(wc -l < "$FWD_OUT/waits")
-max=$(sort -k2 -n "$FWD_OUT/waits" | tail -n 1)
-low=$(awk '$1 == 0 { print $2; exit }' "$FWD_OUT/waits")
-diag "$n reads; longest wait ${max#* } ms (sector ${max% *}); sector 0 waited ${low:-?} ms; expired +$((e1 - e0)); bound $((expire + slack)) ms"
+read -r msec mms mlate < <(sort -k3 -n "$FWD_OUT/waits" | tail -n 1)
+maxms=$(sort -k2 -n "$FWD_OUT/waits" | tail -n 1 | cut -d' ' -f2)
+read -r _ lowms lowlate < <(awk '$1 == 0 { print; exit }' "$FWD_OUT/waits")
+diag "$n reads; longest wait $maxms ms; most dispatched after a deadline: $mlate (sector $msec, waited $mms ms)"
+diag "sector 0 waited ${lowms:-?} ms, ${lowlate:-?} dispatched after its deadline; expired +$((e1 - e0)); bound $slack_cmds"
 [ "$n" -ge 100 ] || fail "only $n reads traced: load too small to judge"
-[ -n "$low" ] || fail "no insert and dispatch of sector 0 in the trace"
-[ "$low" -le $((expire + slack)) ] || fail "sector 0 waited $low ms"
-[ "${max#* }" -le $((expire + slack)) ] ||
-	fail "a read at sector ${max% *} waited ${max#* } ms"
+[ -n "$lowlate" ] || fail "no insert and dispatch of sector 0 in the trace"
+[ "$lowlate" -le "$slack_cmds" ] ||
+	fail "sector 0: $lowlate requests dispatched after its deadline before it"
+[ "$mlate" -le "$slack_cmds" ] ||
+	fail "sector $msec: $mlate requests dispatched after its deadline before it"
 [ $((e1 - e0)) -ge 1 ] || fail "no request was dispatched as expired"
 reset_tunables "$d"
 exit 0
