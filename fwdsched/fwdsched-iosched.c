@@ -1064,7 +1064,18 @@ static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 		list_move(&rq->queuelist, &next->queuelist);
 		rq->fifo_time = next->fifo_time;
 	}
-	fwd_remove_request(fwd, next);
+	/*
+	 * On an insert merge (blk_mq_sched_try_insert_merge()) @next is the
+	 * request being inserted: it was never queued here, so it is in
+	 * neither the sort tree nor the counts, and has no owner yet.
+	 */
+	if (RB_EMPTY_NODE(&next->rb_node)) {
+		elv_rqhash_del(q, next);
+		if (q->last_merge == next)
+			q->last_merge = NULL;
+	} else {
+		fwd_remove_request(fwd, next);
+	}
 	if (next->rq_flags & RQF_USE_SCHED)
 		next->elv.priv[0] = NULL;
 	fwd->stats[FWD_STAT_RQ_MERGES]++;
