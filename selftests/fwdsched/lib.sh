@@ -148,6 +148,19 @@ blk_events() {
 	cat "$FWD_OUT/blk/$1.events"
 }
 
+# blk_backward <prefix>: "<reads dispatched> <backward moves>" from the
+# trace's D events of reads, a move being backward when it starts below
+# the end of the previous dispatch.
+blk_backward() {
+	blk_events "$1" | awk '
+		$1 == "D" && $5 ~ /R/ {
+			n++
+			if (n > 1 && $2 < pos) b++
+			pos = $2 + $3
+		}
+		END { print n + 0, b + 0 }'
+}
+
 # pure_sweep <disk>: turn off fairness enforcement if this build has it,
 # so that dispatch order is the sweep alone.
 pure_sweep() {

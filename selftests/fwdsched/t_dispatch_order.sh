@@ -26,13 +26,7 @@ s1=$(cat "$(schedfs "$d")/stats")
 delta() { echo $(( $(awk -v n="$1" '$1 == n {print $2}' <<< "$s1") - \
 		   $(awk -v n="$1" '$1 == n {print $2}' <<< "$s0") )); }
 
-read -r nd back < <(blk_events order | awk '
-	$1 == "D" && $5 ~ /R/ {
-		n++
-		if (n > 1 && $2 < pos) b++
-		pos = $2 + $3
-	}
-	END { print n + 0, b + 0 }')
+read -r nd back < <(blk_backward order)
 disp=$(delta dispatched)
 bwd=$(delta backward)
 fwd=$(delta forward)

@@ -118,13 +118,7 @@ for c in fair_skips detours fair_idle fair_holds; do
 	[ "$(delta "$s0" "$s1" $c)" -eq 0 ] ||
 		fail "fair_slack 4096 (off) but $c went up by $(delta "$s0" "$s1" $c)"
 done
-read -r nd back < <(blk_events pure | awk '
-	$1 == "D" && $5 ~ /R/ {
-		n++
-		if (n > 1 && $2 < pos) b++
-		pos = $2 + $3
-	}
-	END { print n + 0, b + 0 }')
+read -r nd back < <(blk_backward pure)
 excused=$(( $(delta "$s0" "$s1" wraps) + $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" head) ))
 tol=$(( nd / 100 + 2 ))
 diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
