@@ -148,6 +148,71 @@ blk_events() {
 	cat "$FWD_OUT/blk/$1.events"
 }
 
+# blk_clook <prefix> <read_expire_ms>: check every read dispatch of the
+# trace against the sweep, with the waiting requests rebuilt from the
+# trace's I, F, R and D events.  Prints "<dispatches> <choices>
+# <violations>", a choice being a dispatch while other requests waited.
+#
+# A dispatch violates the sweep when a request that was waiting when it
+# was picked lies between the sweep position (the end of the previous
+# dispatch) and the dispatched sector, or, at a wrap (nothing waiting at
+# or above the position), below the dispatched sector.  blk-mq can pick
+# requests some time before it starts them (D) and keep them on its own
+# dispatch list while the driver is busy, so the pick time is unknown;
+# but picks happen in D order and after the request's own insertion, so
+# a request inserted before the latest insertion of the requests
+# dispatched so far was certainly waiting at the pick.  Only those are
+# held against the sweep.  Expired reads and requeued (at-head) requests
+# are exempt.  Only valid where D order is pick order: a single hardware
+# queue, as on the SD card and scsi_debug.
+blk_clook() {
+	blk_events "$1" | awk -v expms="$2" '
+		$5 !~ /R/ { next }
+		$1 == "I" { pend[$2]++; ins[$2] = $4; next }
+		$1 == "R" { requeued[$2] = 1; next }
+		# a front merge moves a waiting request down to the bio
+		$1 == "F" && pend[$2 + $3] > 0 {
+			o = $2 + $3
+			if (!--pend[o])
+				delete pend[o]
+			pend[$2]++
+			ins[$2] = ins[o]
+			next
+		}
+		$1 != "D" { next }
+		{
+			s = $2
+			n++
+			if ((s in ins) && ins[s] > seen)
+				seen = ins[s]
+			up = -1
+			low = -1
+			for (k in pend) {
+				if (k == s || ins[k] >= seen)
+					continue
+				k += 0
+				if (k >= pos && (up < 0 || k < up))
+					up = k
+				if (low < 0 || k < low)
+					low = k
+			}
+			if (low >= 0)
+				choices++
+			bad = n > 1 && up >= 0 && (s < pos || s > up)
+			bad = bad || (n > 1 && up < 0 && s < pos && low >= 0 && low < s)
+			if (bad && (requeued[s] || $4 - ins[s] >= expms / 1000))
+				bad = 0
+			if (bad && ++v <= 3)
+				printf "# sweep at %d took %d; waiting: %d ahead, %d lowest\n",
+					pos, s, up, low > "/dev/stderr"
+			if (pend[s] > 0 && !--pend[s])
+				delete pend[s]
+			delete requeued[s]
+			pos = s + $3
+		}
+		END { print n + 0, choices + 0, v + 0 }'
+}
+
 # blk_backward <prefix>: "<reads dispatched> <backward moves>" from the
 # trace's D events of reads, a move being backward when it starts below
 # the end of the previous dispatch.
