@@ -151,7 +151,8 @@ blk_events() {
 # blk_clook <prefix> <read_expire_ms>: check every read dispatch of the
 # trace against the sweep, with the waiting requests rebuilt from the
 # trace's I, F, R and D events.  Prints "<dispatches> <choices>
-# <violations>", a choice being a dispatch while other requests waited.
+# <violations> <swaps>", a choice being a dispatch while other requests
+# waited.
 #
 # A dispatch violates the sweep when a request that was waiting when it
 # was picked lies between the sweep position (the end of the previous
@@ -163,28 +164,65 @@ blk_events() {
 # a request inserted before the latest insertion of the requests
 # dispatched so far was certainly waiting at the pick.  Only those are
 # held against the sweep.  Expired reads and requeued (at-head) requests
-# are exempt.  Only valid where D order is pick order: a single hardware
-# queue, as on the SD card and scsi_debug.
+# are exempt, and so is passing over a request that is requeued later
+# (it had been picked before).  Two CPUs can start two picked requests in the opposite
+# order: a passed-over request dispatched right next is counted as a
+# swap, not a violation.  Only valid where D order is otherwise pick
+# order: a single hardware queue, as on the SD card and scsi_debug.
 blk_clook() {
 	blk_events "$1" | awk -v expms="$2" '
-		$5 !~ /R/ { next }
-		$1 == "I" { pend[$2]++; ins[$2] = $4; next }
-		$1 == "R" { requeued[$2] = 1; next }
-		# a front merge moves a waiting request down to the bio
-		$1 == "F" && pend[$2 + $3] > 0 {
-			o = $2 + $3
-			if (!--pend[o])
-				delete pend[o]
-			pend[$2]++
-			ins[$2] = ins[o]
-			next
+		function violation(msg) {
+			if (++v <= 3)
+				print "# " msg > "/dev/stderr"
 		}
-		$1 != "D" { next }
-		{
-			s = $2
+		# was request <k> requeued after its insertion (so picked then)?
+		function requeued_since(k,   t, i, m) {
+			m = split(rq[k], t, " ")
+			for (i = 1; i <= m; i++)
+				if (t[i] + 0 > ins[k])
+					return 1
+			return 0
+		}
+		$5 ~ /R/ && $1 ~ /^[IFRD]$/ { ev[++ne] = $1 " " $2 " " $3 " " $4 }
+		$5 ~ /R/ && $1 == "R" { rq[$2] = rq[$2] " " $4 }
+		END {
+			for (e = 1; e <= ne; e++)
+				step(ev[e])
+			if (held != "")
+				violation(heldmsg)
+			print n + 0, choices + 0, v + 0, swaps + 0
+		}
+		function step(line,   f, a, s, o, k, up, low, swapped, want) {
+			split(line, f, " ")
+			a = f[1]
+			s = f[2]
+			if (a == "I") {
+				pend[s]++
+				ins[s] = f[4]
+				return
+			}
+			if (a == "R") {
+				requeued[s] = 1
+				return
+			}
+			# a front merge moves a waiting request down to the bio
+			if (a == "F") {
+				o = s + f[3]
+				if (pend[o] > 0) {
+					if (!--pend[o])
+						delete pend[o]
+					pend[s]++
+					ins[s] = ins[o]
+				}
+				return
+			}
 			n++
 			if ((s in ins) && ins[s] > seen)
 				seen = ins[s]
+			swapped = held != "" && s == held
+			if (held != "" && !swapped)
+				violation(heldmsg)
+			held = ""
 			up = -1
 			low = -1
 			for (k in pend) {
@@ -198,19 +236,28 @@ blk_clook() {
 			}
 			if (low >= 0)
 				choices++
-			bad = n > 1 && up >= 0 && (s < pos || s > up)
-			bad = bad || (n > 1 && up < 0 && s < pos && low >= 0 && low < s)
-			if (bad && (requeued[s] || $4 - ins[s] >= expms / 1000))
-				bad = 0
-			if (bad && ++v <= 3)
-				printf "# sweep at %d took %d; waiting: %d ahead, %d lowest\n",
-					pos, s, up, low > "/dev/stderr"
+			if (swapped) {
+				swaps++
+			} else if (n > 1) {
+				want = -1
+				if (up >= 0 && (s < pos || s > up))
+					want = up
+				else if (up < 0 && s < pos && low >= 0 && low < s)
+					want = low
+				if (want >= 0 && !requeued[s] && !requeued_since(want) &&
+				    f[4] - ins[s] < expms / 1000) {
+					held = want
+					heldmsg = sprintf("sweep at %d took %d; waiting: %d ahead, %d lowest",
+							  pos, s, up, low)
+				}
+			}
 			if (pend[s] > 0 && !--pend[s])
 				delete pend[s]
 			delete requeued[s]
-			pos = s + $3
-		}
-		END { print n + 0, choices + 0, v + 0 }'
+			# after a swap the sweep is past both requests
+			if (!swapped || s + f[3] > pos)
+				pos = s + f[3]
+		}'
 }
 
 # blk_backward <prefix>: "<reads dispatched> <backward moves>" from the

@@ -54,8 +54,8 @@ diff=$(( bwd > back ? bwd - back : back - bwd ))
 # checked: it depends on how many reads wait, that is on timing.
 kind=$(disk_kind "$d")
 if [ "$kind" != nullb ]; then
-	read -r cn choices bad < <(blk_clook order "$(cat "$(iosched "$d")/read_expire")")
-	diag "sweep rebuilt from the trace: $cn dispatches, $choices with others waiting, $bad out of order"
+	read -r cn choices bad swaps < <(blk_clook order "$(cat "$(iosched "$d")/read_expire")")
+	diag "sweep rebuilt from the trace: $cn dispatches, $choices with others waiting, $bad out of order, $swaps started swapped"
 	[ "$bad" -le "$tol" ] ||
 		fail "$bad dispatches were not the sweep's choice (tolerance $tol)"
 	[ "$kind" != mmc ] || [ "$choices" -ge 100 ] ||
