@@ -15,7 +15,8 @@
 #     bypasses fairness (expired, aged, head) adds one per process.
 #  3. Enforcement off (fair_slack 4096): fairness never changed a choice,
 #     and blktrace shows the pure sweep: backward moves only at wraps,
-#     expiries and at-head dispatches.
+#     expiries and at-head dispatches, and on the SD card every dispatch
+#     is the sweep's choice (blk_clook).
 #  4. "procs" accepts only "reset", which zeroes the counters.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
@@ -125,6 +126,13 @@ diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
 [ "$nd" -ge 100 ] || fail "only $nd dispatches seen: load too small to judge"
 [ "$back" -le $(( excused + tol )) ] ||
 	fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
+# On the SD card D order is pick order: check the sweep itself.
+if [ "$(disk_kind "$d")" = mmc ]; then
+	read -r _ choices bad swaps < <(blk_clook pure "$(cat "$(iosched "$d")/read_expire")")
+	diag "off: sweep rebuilt from the trace: $choices choices, $bad out of order, $swaps started swapped"
+	[ "$bad" -le "$tol" ] ||
+		fail "with enforcement off, $bad dispatches were not the sweep's choice (tolerance $tol)"
+fi
 
 reset_tunables "$d"
 exit 0
