@@ -156,21 +156,11 @@ mmc_history_slot(struct mmc_history *h, const struct mmc_request *mrq)
 	return f;
 }
 
-/* Called from __mmc_start_request() and mmc_cqe_start_req(). */
-void __mmc_history_start(struct mmc_host *host, struct mmc_request *mrq)
+static void mmc_history_start_locked(struct mmc_history *h,
+				     const struct mmc_request *mrq, u64 now)
 {
-	u64 now = ktime_get_ns();
-	struct mmc_history_inflight *f;
-	struct mmc_history *h;
-	unsigned long flags;
+	struct mmc_history_inflight *f = mmc_history_slot(h, mrq);
 
-	rcu_read_lock();
-	h = xa_load(&mmc_histories, host->index);
-	if (!h)
-		goto out;
-
-	spin_lock_irqsave(&h->lock, flags);
-	f = mmc_history_slot(h, mrq);
 	f->mrq = mrq;
 	f->rec.issue_ns = now;
 	f->rec.op = mmc_history_op(mrq);
@@ -183,31 +173,18 @@ void __mmc_history_start(struct mmc_host *host, struct mmc_request *mrq)
 		f->rec.nr_sectors = 0;
 	}
 	f->rec.tag = mrq->tag;
-	spin_unlock_irqrestore(&h->lock, flags);
-out:
-	rcu_read_unlock();
 }
 
-/* Called from mmc_request_done() and mmc_cqe_request_done(). */
-void __mmc_history_done(struct mmc_host *host, struct mmc_request *mrq)
+static void mmc_history_done_locked(struct mmc_history *h,
+				    const struct mmc_request *mrq, u64 now)
 {
-	u64 now = ktime_get_ns();
-	struct mmc_history_inflight *f;
+	struct mmc_history_inflight *f = mmc_history_find(h, mrq);
 	struct mmc_history_rec *r;
-	struct mmc_history *h;
-	unsigned long flags;
 
-	rcu_read_lock();
-	h = xa_load(&mmc_histories, host->index);
-	if (!h)
-		goto out;
-
-	spin_lock_irqsave(&h->lock, flags);
-	f = mmc_history_find(h, mrq);
 	if (!f) {
 		/* Failed before it started, e.g. by re-tuning. */
 		h->unmatched++;
-		goto out_unlock;
+		return;
 	}
 	r = &h->recs[h->next];
 	*r = f->rec;
@@ -217,10 +194,43 @@ void __mmc_history_done(struct mmc_host *host, struct mmc_request *mrq)
 		h->next = 0;
 	h->total++;
 	*f = h->inflight[--h->nr_inflight];
-out_unlock:
-	spin_unlock_irqrestore(&h->lock, flags);
-out:
+}
+
+/*
+ * The one way into a history from the request path: the time is taken
+ * first, the history is looked up under RCU (mmc_history_remove() waits
+ * for it) and changed under its lock.
+ */
+static void mmc_history_record(struct mmc_host *host,
+			       const struct mmc_request *mrq, bool done)
+{
+	u64 now = ktime_get_ns();
+	struct mmc_history *h;
+	unsigned long flags;
+
+	rcu_read_lock();
+	h = xa_load(&mmc_histories, host->index);
+	if (h) {
+		spin_lock_irqsave(&h->lock, flags);
+		if (done)
+			mmc_history_done_locked(h, mrq, now);
+		else
+			mmc_history_start_locked(h, mrq, now);
+		spin_unlock_irqrestore(&h->lock, flags);
+	}
 	rcu_read_unlock();
+}
+
+/* Called from __mmc_start_request() and mmc_cqe_start_req(). */
+void __mmc_history_start(struct mmc_host *host, struct mmc_request *mrq)
+{
+	mmc_history_record(host, mrq, false);
+}
+
+/* Called from mmc_request_done() and mmc_cqe_request_done(). */
+void __mmc_history_done(struct mmc_host *host, struct mmc_request *mrq)
+{
+	mmc_history_record(host, mrq, true);
 }
 
 struct mmc_history_iter {
