@@ -733,6 +733,12 @@ static bool fwd_fair_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx,
 	list_for_each_entry(p, &fwd->active, active) {
 		if (p->prio == prio && !p->queued && p->vtime <= limit) {
 			blk_mq_sched_mark_restart_hctx(hctx);
+			/*
+			 * Mark, then read; a completion decrements, then
+			 * tests the mark (see fwd_finish_request()).  One of
+			 * the two sees the other's store.
+			 */
+			smp_mb();
 			return atomic_read(&fwd->inflight) > 0;
 		}
 	}
@@ -985,6 +991,12 @@ static void fwd_finish_request(struct request *rq)
 		WRITE_ONCE(p->last_done, jiffies);
 		atomic_dec(&p->inflight);
 		atomic_dec(&fwd->inflight);
+		/*
+		 * blk-mq tests the restart mark after this callback; order
+		 * the decrement before that test, paired with the barrier in
+		 * fwd_fair_hold(), so that a hold never misses its restart.
+		 */
+		smp_mb__after_atomic();
 	}
 	rq->elv.priv[0] = NULL;
 }
