@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests for tools/crosslayer/crosslayer.py on a small synthetic run."""
 import io
+import json
 import os
 import sys
 import tempfile
@@ -80,14 +81,34 @@ class CrosslayerTest(unittest.TestCase):
         self.assertAlmostEqual(per["block"]["D_W"], 1.0)
 
     def test_cli_and_png(self):
-        out = io.StringIO()
+        out, err = io.StringIO(), io.StringIO()
         png = os.path.join(self.d, "t.png")
-        with redirect_stdout(out):
-            rc = crosslayer.main([self.d, "--png", png])
+        with redirect_stdout(out), redirect_stderr(err):
+            rc = crosslayer.main([self.d, "--png", png, "--ops", "1",
+                                  "--title", "sqlite"])
         self.assertEqual(rc, 0)
         self.assertIn("write=3 (1.50/op)", out.getvalue())
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            # Without matplotlib the counts are printed and the plot is
+            # skipped with a message, not a traceback.
+            self.assertIn("no timeline plot", err.getvalue())
+            self.assertFalse(os.path.exists(png))
+            return
+        self.assertEqual(err.getvalue(), "")
         with open(png, "rb") as f:
             self.assertEqual(f.read(4), b"\x89PNG")
+
+    def test_json(self):
+        out = io.StringIO()
+        with redirect_stdout(out), redirect_stderr(io.StringIO()):
+            rc = crosslayer.main([self.d, "--json", "--png",
+                                  os.path.join(self.d, "j.png")])
+        self.assertEqual(rc, 0)
+        res = json.loads(out.getvalue())
+        self.assertEqual(res["counts"]["mmc"], {"W": 2, "O": 1})
+        self.assertAlmostEqual(res["per_op"]["block"]["I_W"], 0.5)
 
     def test_bad_input(self):
         with open(os.path.join(self.d, "app.txt"), "w") as f:

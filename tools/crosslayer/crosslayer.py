@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """crosslayer: one timeline per layer from tools/crosslayer/guest.sh output.
 
-Usage: crosslayer.py DIR [--png FILE] [--ops K] [--json]
+Usage: crosslayer.py DIR [--png FILE] [--ops K] [--json] [--title NAME]
 
 DIR holds app.txt, trace.txt (tracefs, trace_clock=mono) and history.txt
 (MMC command history), all on CLOCK_MONOTONIC.  Prints the events of
@@ -151,7 +151,18 @@ def counts(app_ops, fs, block, mmc, t0, t1):
     return c, per
 
 
-def draw(path, app_ops, fs, block, mmc, k):
+FS_ROWS = [("write", "write()"), ("read", "read()"), ("fsync", "fsync()"),
+           ("ext4_write_begin", "ext4 write_begin"),
+           ("ext4_sync_file", "ext4 sync_file"), ("jbd2_commit", "jbd2 commit")]
+BLOCK_ROWS = [("Q", "Q bio queued"), ("I", "I inserted"), ("D", "D issued"),
+              ("C", "C completed")]
+MMC_ROWS = [("R", "R read"), ("W", "W write"), ("O", "O other")]
+DIR_COLOR = {"R": "tab:cyan", "W": "tab:blue", "flush": "tab:red"}
+
+
+def draw(path, app_ops, fs, block, mmc, k, title=""):
+    """One timeline per layer (stacked, shared time axis) for the first
+    k operations, up to the start of operation k + 1."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -163,39 +174,67 @@ def draw(path, app_ops, fs, block, mmc, k):
         [ops[-1][2]] + [t for t, _ in fs] + [t for t, _, _ in block] +
         [d for _, d, _, _, _ in mmc])
     ms = lambda t: (t - t0) / 1e6  # noqa: E731
-    fig, ax = plt.subplots(figsize=(11, 4.2))
-    y = {"mmc": 0, "block": 1, "fs": 2, "app": 3}
-    for _, b, e in ops:
-        ax.broken_barh([(ms(b), max(ms(e) - ms(b), 0.01))], (y["app"] - 0.3, 0.6),
-                       color="tab:green")
-    fs_style = {"write": ("|", "tab:blue", 0.25), "read": ("|", "tab:cyan", 0.25),
-                "fsync": ("v", "tab:red", 0.0), "ext4_write_begin": (".", "tab:blue", -0.2),
-                "ext4_sync_file": ("x", "tab:red", -0.2),
-                "jbd2_commit": ("s", "tab:purple", -0.3)}
-    for kind, (mk, col, dy) in fs_style.items():
-        xs = [ms(t) for t, kk in fs if kk == kind and t0 <= t <= t1]
-        if xs:
-            ax.scatter(xs, [y["fs"] + dy] * len(xs), marker=mk, color=col,
-                       s=25, label="fs " + kind)
-    b_style = {"Q": (0.3, "tab:gray"), "I": (0.1, "tab:olive"),
-               "D": (-0.1, "tab:orange"), "C": (-0.3, "tab:brown")}
-    for kind, (dy, col) in b_style.items():
-        xs = [ms(t) for t, kk, _ in block if kk == kind and t0 <= t <= t1]
-        if xs:
-            ax.scatter(xs, [y["block"] + dy] * len(xs), marker="|", color=col,
-                       s=60, label="block " + kind)
-    colors = {"R": "tab:cyan", "W": "tab:blue", "O": "tab:gray"}
-    for issue, done, op, _, _ in mmc:
-        if issue <= t1 and done >= t0:
-            ax.broken_barh([(ms(issue), max(ms(done) - ms(issue), 0.01))],
-                           (y["mmc"] - 0.3, 0.6), color=colors.get(op, "k"))
-    ax.set_yticks([y[lay] for lay in LANES])
-    ax.set_yticklabels(["application", "file system", "block", "MMC"])
-    ax.set_xlim(0, ms(t1))
-    ax.set_xlabel("time (ms) from the first operation")
-    ax.set_title("Cross-layer timeline, first %d operations (MMC: R cyan, "
-                 "W blue, other grey)" % len(ops))
-    ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    inwin = lambda t: t0 <= t <= t1  # noqa: E731
+    fs_rows = [r for r in FS_ROWS if any(kk == r[0] for _, kk in fs)]
+    mmc_rows = [r for r in MMC_ROWS if any(o == r[0] for _, _, o, _, _ in mmc)]
+    heights = [1.2, max(len(fs_rows), 1), len(BLOCK_ROWS), max(len(mmc_rows), 1)]
+    fig, axs = plt.subplots(4, 1, sharex=True, figsize=(11, 7.5),
+                            gridspec_kw={"height_ratios": heights})
+    ax_app, ax_fs, ax_blk, ax_mmc = axs
+
+    for i, b, e in ops:
+        ax_app.broken_barh([(ms(b), max(ms(e) - ms(b), 0.01))], (0.2, 0.6),
+                           color="tab:green" if i % 2 == 0 else "tab:olive")
+        ax_app.text((ms(b) + ms(e)) / 2, 0.5, "#%d" % i, ha="center",
+                    va="center", fontsize=7, color="white")
+    ax_app.set_yticks([0.5])
+    ax_app.set_yticklabels(["operation"])
+    ax_app.set_ylim(0, 1)
+
+    def rows(ax, spec):
+        ax.set_yticks(range(len(spec)))
+        ax.set_yticklabels([lab for _, lab in spec], fontsize=8)
+        ax.set_ylim(len(spec) - 0.5, -0.5)
+
+    for r, (kind, _) in enumerate(fs_rows):
+        xs = [ms(t) for t, kk in fs if kk == kind and inwin(t)]
+        ax_fs.scatter(xs, [r] * len(xs), marker="|", s=120,
+                      color="tab:red" if "sync" in kind or "jbd2" in kind
+                      else "tab:blue")
+    rows(ax_fs, fs_rows or [("", "")])
+
+    for r, (kind, _) in enumerate(BLOCK_ROWS):
+        for d, col in DIR_COLOR.items():
+            xs = [ms(t) for t, kk, dd in block if kk == kind and dd == d and inwin(t)]
+            if xs:
+                ax_blk.scatter(xs, [r] * len(xs), marker="|", s=120, color=col,
+                               label=None if r else {"R": "read", "W": "write",
+                                                     "flush": "flush"}[d])
+    rows(ax_blk, BLOCK_ROWS)
+    handles = [plt.Line2D([], [], color=c, marker="|", ls="", markersize=10)
+               for c in DIR_COLOR.values()]
+    ax_blk.legend(handles, ["read", "write", "flush"], fontsize=7,
+                  loc="upper left", bbox_to_anchor=(1.0, 1.0))
+
+    for r, (op, _) in enumerate(mmc_rows):
+        for issue, done, o, _, _ in mmc:
+            if o == op and issue <= t1 and done >= t0:
+                ax_mmc.broken_barh([(ms(issue), max(ms(done) - ms(issue), 0.02))],
+                                   (r - 0.3, 0.6),
+                                   color={"R": "tab:cyan", "W": "tab:blue"}.get(op, "tab:gray"))
+    rows(ax_mmc, mmc_rows or [("", "")])
+
+    for ax, name in zip(axs, ["application", "file system", "block layer",
+                              "MMC commands"]):
+        ax.set_ylabel(name, fontsize=9)
+        ax.grid(axis="x", alpha=0.3)
+        for _, b, _ in ops[1:]:
+            ax.axvline(ms(b), color="k", lw=0.5, alpha=0.3)
+    ax_mmc.set_xlim(0, ms(t1))
+    ax_mmc.set_xlabel("time (ms) from the start of operation #0 "
+                      "(thin lines: starts of the next operations)")
+    fig.suptitle("Cross-layer timeline%s: operations #0-#%d, one lane per layer"
+                 % (" of " + title if title else "", len(ops) - 1))
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -207,6 +246,8 @@ def main(argv=None):
     ap.add_argument("--png", help="timeline PNG (default DIR/timeline.png)")
     ap.add_argument("--ops", type=int, default=5)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--title", help="workload name for the plot "
+                    "(default: the name of DIR)")
     a = ap.parse_args(argv)
     if a.ops < 1:
         print("crosslayer: --ops must be positive", file=sys.stderr)
@@ -235,8 +276,13 @@ def main(argv=None):
             items = sorted(c[lay].items())
             print("%-6s %s" % (lay, "  ".join("%s=%d (%.2f/op)" % (k, v, per[lay][k])
                                              for k, v in items) or "-"))
-    draw(a.png or os.path.join(a.dir, "timeline.png"), ops, fs, block, mmc,
-         min(a.ops, len(ops)))
+    title = a.title if a.title is not None else \
+        os.path.basename(os.path.normpath(os.path.abspath(a.dir)))
+    try:
+        draw(a.png or os.path.join(a.dir, "timeline.png"), ops, fs, block, mmc,
+             min(a.ops, len(ops)), title)
+    except ImportError as e:  # matplotlib missing: the counts still stand
+        print("crosslayer: no timeline plot (%s)" % e, file=sys.stderr)
     return 0
 
 
