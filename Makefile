@@ -8,6 +8,7 @@
 #   make KVER=6.12        build build/<release>/fwdsched.ko for one kernel
 #   make check            install what is missing, build, run all tests
 #   make bench            the benchmark on the emulated flash card
+#   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels
 #   make patches          regenerate patches/ from the sources
 
@@ -19,7 +20,7 @@ ifneq ($(KVER),)
 KVERS := $(KVER)
 endif
 
-.PHONY: all deps check bench lint patches clean $(addprefix build-,$(KVERS))
+.PHONY: all deps check bench crosslayer lint patches clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -34,6 +35,9 @@ check: deps
 
 bench: deps
 	tools/bench
+
+crosslayer: deps
+	CROSSLAYER_KVER=$(or $(KVER),6.12) tools/crosslayer/run
 
 lint: deps
 	tools/lint $(KVERS)

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/crosslayer/guest.sh <outdir> sqlite|read1 <n>
+# tools/crosslayer/guest.sh <outdir> sqlite|read1 <n> [<outdir> <kind> <n>]...
 #
 # In the guest, as root (tools/vm-run <kver> -- tools/crosslayer/guest.sh ...):
 # make an ext4 file system on the SD card (its contents are lost), run
@@ -12,11 +12,19 @@
 # layer (bio queue, request insert, issue, complete; the tracepoints
 # blktrace uses), and the MMC command history (patched mmc_core if
 # loaded, else the mmc_history module).  Writes <outdir>/app.txt,
-# trace.txt and history.txt for tools/crosslayer/crosslayer.py.
+# trace.txt and history.txt for tools/crosslayer/crosslayer.py.  More
+# triples run one after the other in the same boot (tools/crosslayer/run).
 set -eu
 
 die() { echo "crosslayer: $*" >&2; exit 1; }
 say() { echo "crosslayer: $(date +%T) $*" >&2; }
+if [ $# -gt 3 ] && [ $(($# % 3)) -eq 0 ]; then
+	while [ $# -gt 0 ]; do
+		"$0" "$1" "$2" "$3"
+		shift 3
+	done
+	exit 0
+fi
 [ $# -eq 3 ] || die "usage: guest.sh <outdir> sqlite|read1 <n>"
 top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$(mkdir -p "$1" && cd "$1" && pwd)
