@@ -10,7 +10,10 @@
 # (async-vs-sync-2proc) is also run under fwdsched with each fair_slack
 # in <slacks>, as scheduler "fwdsched-slack<N>".  With "nullb", the
 # headline job runs on null_blk without tracing instead: the CPU cost of
-# each scheduler with no device latency.
+# each scheduler with no device latency.  There, FWD_ROUNDS (default 1)
+# repeats the job under every scheduler, interleaved and in a rotated
+# order, into <sched>/round<k>.json, because one short run under TCG
+# moves by 15-20 %: the report takes the median ratio over the rounds.
 set -uo pipefail
 
 die() { echo "bench-guest: $*" >&2; exit 1; }
@@ -113,5 +116,25 @@ for r in "${runs[@]}"; do
 		{ cat "$sd/stats"; [ -e "$sd/fairness" ] && cat "$sd/fairness"; } > "$dir/debugfs.txt" 2>/dev/null
 		[ -e "$sd/procs" ] && cat "$sd/procs" > "$dir/procs.txt"
 	fi
+done
+rounds=${FWD_ROUNDS:-1}
+[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "FWD_ROUNDS='$rounds' is not a positive number"
+[ "$mode" = nullb ] || rounds=1
+read -ra order <<< "$scheds"
+for k in $(seq 2 "$rounds"); do
+	# Rotate, so that no scheduler always runs first or last.
+	order=("${order[@]:1}" "${order[0]}")
+	for j in $jobs; do
+		for s in "${order[@]}"; do
+			printf '[bench] %s %s: round %d/%d %s under %s (elapsed %d s)\n' \
+				"$rel" "$mode" "$k" "$rounds" "$j" "$s" "$(( $(date +%s) - t0 ))"
+			set_sched none
+			set_sched "$s"
+			(cd "$top" && fio --output-format=json \
+				--output="$out/$j/$s/round$k.json" "fio-jobs/$j.fio" \
+				--filename="/dev/$disk" > "$out/$j/$s/round$k.log" 2>&1) ||
+				echo "[bench] fio failed: $out/$j/$s/round$k.log"
+		done
+	done
 done
 echo "[bench] $rel $mode: done in $(( $(date +%s) - t0 )) s"

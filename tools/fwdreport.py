@@ -135,6 +135,64 @@ def analyse_sched(d, notes, label):
     return r
 
 
+ROUND_RE = re.compile(r"round([0-9]+)\.json$")
+
+
+def round_iops(d, notes, label):
+    """{round: IOPS} of a <sched> directory with repeated rounds (fio.json
+    is round 1, round<k>.json the others), or None without rounds."""
+    files = {int(m.group(1)): f for f in os.listdir(d)
+             for m in [ROUND_RE.match(f)] if m}
+    if not files:
+        return None
+    files[1] = "fio.json"
+    out = {}
+    for k in sorted(files):
+        try:
+            out[k] = fwdlib.parse_fio(os.path.join(d, files[k]))["total"]["iops"]
+        except (OSError, ValueError, fwdlib.InputError) as e:
+            notes.append("%s: %s: %s" % (label, files[k], e))
+    return out
+
+
+def median(xs):
+    xs = sorted(xs)
+    if not xs:
+        return None
+    m = len(xs) // 2
+    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+
+
+def rounds_section(rounds, scheds, jsum):
+    """Markdown for repeated interleaved rounds: IOPS per round and the
+    median over rounds of each round's ratio to mq-deadline and to none
+    (a ratio pairs runs of the same round, which ran back to back)."""
+    ks = sorted({k for s in scheds for k in (rounds.get(s) or {})})
+    if not ks:
+        return []
+    rows = []
+    for s in scheds:
+        mine = rounds.get(s) or {}
+        row = [s] + [fmt(mine.get(k), "%.0f") for k in ks]
+        js = dict(rounds_iops={str(k): v for k, v in mine.items()},
+                  rounds_iops_median=median(list(mine.values())))
+        row.append(fmt(js["rounds_iops_median"], "%.0f"))
+        for ref, key in ((BASELINE, "rounds_x_dl_median"), ("none", "rounds_x_none_median")):
+            other = rounds.get(ref) or {}
+            js[key] = median([mine[k] / other[k] for k in mine
+                              if other.get(k)])
+            row.append(fmt(js[key], "%.2f"))
+        jsum["scheds"].setdefault(s, {}).update(js)
+        rows.append(row)
+    md = ["### Repeated rounds (interleaved)", "",
+          "Each round ran every scheduler once, back to back, in a rotated order. "
+          "x dl and x none are medians over rounds of the ratio within a round.", ""]
+    md += table(["scheduler"] + ["round %d" % k for k in ks] +
+                ["median IOPS", "x dl", "x none"], rows)
+    md.append("")
+    return md
+
+
 def scan(root):
     """{(kver, model, job): {sched: dir}} of the run directory."""
     found = {}
@@ -436,6 +494,10 @@ def build(root, plots=True, out_md=None):
                          fmt(get(r, "service", "neg", "mean_us")),
                          fmt(get(r, "service", "neg_over_pos"), "%.2f"),
                          r["service_src"] or "n/a"])
+        rounds = {s: round_iops(dirs[s], notes, "%s/%s/%s/%s" % (kver, model, job, s))
+                   for s in scheds}
+        md += rounds_section({s: v for s, v in rounds.items() if v}, scheds, jsum)
+
         md += ["### Dispatch order and service time by delta sign", ""]
         if not any(r["order"] or r["service"] or r["kernel_order"] for r in res.values()):
             md += ["n/a (no blk.txt, mmc-history.txt or debugfs.txt)", ""]

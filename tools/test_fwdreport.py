@@ -77,6 +77,21 @@ class TestReport(unittest.TestCase):
         self.assertAlmostEqual(s["fwdsched"]["p999_us_x_dl"], 1.0)
         self.assertIn("| fwdsched | 500 | 1.25 | 800.0 | 0.80 | 2400.0* | 0.80 |", self.md)
 
+    def test_rounds(self):
+        s = self.job("nullb", "rand16")["scheds"]
+        # dl 100 200 100; none 125 250 -; fwdsched 90 220 80
+        self.assertEqual(s["fwdsched"]["rounds_iops"], {"1": 90, "2": 220, "3": 80})
+        self.assertEqual(s["fwdsched"]["rounds_iops_median"], 90)
+        # x dl per round 0.9 1.1 0.8; x none 0.72 0.88 (none has no round 3)
+        self.assertAlmostEqual(s["fwdsched"]["rounds_x_dl_median"], 0.9)
+        self.assertAlmostEqual(s["fwdsched"]["rounds_x_none_median"], 0.8)
+        self.assertAlmostEqual(s["none"]["rounds_x_dl_median"], 1.25)
+        self.assertAlmostEqual(s["mq-deadline"]["rounds_x_dl_median"], 1.0)
+        self.assertEqual(self.md.count("### Repeated rounds"), 1)
+        self.assertIn("| none | 125 | 250 | n/a | 188 | 1.25 | 1.00 |", self.md)
+        self.assertIn("| fwdsched | 90 | 220 | 80 | 90 | 0.90 | 0.80 |", self.md)
+        self.assertNotIn("rounds_iops", self.job("paper", "rand16")["scheds"]["fwdsched"])
+
     def test_jain(self):
         s = self.job("paper", "rand16")["scheds"]
         self.assertAlmostEqual(s["mq-deadline"]["jain_threads"], 1.0)

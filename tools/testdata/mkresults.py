@@ -99,6 +99,14 @@ def main():
         for sched, iops in (("mq-deadline", dl), ("fwdsched", fw)):
             write(os.path.join(ROOT, "6.12", "paper", job, sched, "fio.json"),
                   json.dumps(fio_doc([(job[5:], 0, iops, 1000, 2000, 3000)])))
+    # null_blk rounds: fio.json is round 1; none has no round 3
+    nb = os.path.join(ROOT, "6.12", "nullb", "rand16")
+    for sched, iops in (("mq-deadline", [100, 200, 100]), ("none", [125, 250]),
+                        ("fwdsched", [90, 220, 80])):
+        for k, x in enumerate(iops, 1):
+            name = "fio.json" if k == 1 else "round%d.json" % k
+            write(os.path.join(nb, sched, name),
+                  json.dumps(fio_doc([("rand", 0, x, 1000, 2000, 3000)])))
     # a job without a baseline
     write(os.path.join(ROOT, "6.12", "symmetric", "rand16", "fwdsched", "fio.json"),
           json.dumps(fio_doc(four("rand", [100, 100, 100, 100], 1000, 3000, 5000))))
