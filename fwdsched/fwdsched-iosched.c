@@ -62,6 +62,9 @@ static const unsigned int prio_aging_ms = 10000;  /* lower class aging */
 #define FWD_FIFO_BATCH_MAX	1024U
 /* fair_slack: this value, the largest, turns enforcement off. */
 #define FWD_FAIR_SLACK_OFF	4096U
+#define FWD_DISPATCH_DEPTH_MAX	4096U
+/* Default dispatch_depth of a blocking driver with one hardware queue. */
+#define FWD_BLOCKING_DEPTH	2U
 
 /* Default async_depth, in percent of nr_requests. */
 #define FWD_ASYNC_PERCENT	75UL
@@ -119,6 +122,7 @@ enum fwd_stat {
 	FWD_STAT_DETOURS,
 	FWD_STAT_FAIR_IDLE,
 	FWD_STAT_FAIR_HOLDS,
+	FWD_STAT_DEPTH_HOLDS,
 	FWD_STAT_COUNT
 };
 
@@ -138,6 +142,7 @@ static const char *const fwd_stat_names[FWD_STAT_COUNT] = {
 	[FWD_STAT_DETOURS]	 = "detours",
 	[FWD_STAT_FAIR_IDLE]	 = "fair_idle",
 	[FWD_STAT_FAIR_HOLDS]	 = "fair_holds",
+	[FWD_STAT_DEPTH_HOLDS]	 = "depth_holds",
 };
 
 /*
@@ -245,6 +250,7 @@ struct fwd_data {
 	unsigned int fifo_batch;
 	unsigned int front_merges;
 	unsigned int fair_slack;			/* in requests */
+	unsigned int dispatch_depth;			/* 0: no limit */
 	unsigned int prio_aging_ms;
 	unsigned long prio_aging;			/* in jiffies */
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
@@ -807,9 +813,35 @@ sweep:
 }
 
 /*
+ * dispatch_depth: hand out nothing while that many requests are already
+ * in flight.  A blocking driver with one hardware queue, such as MMC,
+ * works on one request while its ->queue_rq() prepares the next and
+ * sleeps until the first is done; a request handed out beyond those two
+ * is turned away (BLK_STS_RESOURCE) and waits in blk-mq's own dispatch
+ * list, where it is issued next whatever arrives meanwhile.  Holding it
+ * back keeps the choice in the sweep until the device can take it.  As
+ * in fwd_fair_hold(), the restart mark is set before the in-flight count
+ * is read again, so the completion that makes room runs the queue.
+ */
+static bool fwd_depth_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx)
+{
+	unsigned int depth = fwd->dispatch_depth;
+
+	lockdep_assert_held(&fwd->lock);
+
+	if (!depth || atomic_read(&fwd->inflight) < depth)
+		return false;
+	blk_mq_sched_mark_restart_hctx(hctx);
+	/* Pairs with smp_mb__after_atomic() in fwd_finish_request(). */
+	smp_mb();
+	return atomic_read(&fwd->inflight) >= depth;
+}
+
+/*
  * Called with the lock held; picks the next request.  Returns NULL only
- * when nothing waits, or when fwd_fair_hold() holds back while requests
- * are in flight; their completion runs the queue again.
+ * when nothing waits, or when fwd_depth_hold() or fwd_fair_hold() holds
+ * back while requests are in flight; their completion runs the queue
+ * again.
  */
 static struct request *__fwd_dispatch_request(struct fwd_data *fwd,
 					      struct blk_mq_hw_ctx *hctx)
@@ -828,6 +860,11 @@ static struct request *__fwd_dispatch_request(struct fwd_data *fwd,
 		fwd_owner_dequeue(rq);
 		fwd->stats[FWD_STAT_HEAD]++;
 		goto account;
+	}
+
+	if (fwd_depth_hold(fwd, hctx)) {
+		fwd->stats[FWD_STAT_DEPTH_HOLDS]++;
+		return NULL;
 	}
 
 	rq = fwd_aged_request(fwd);
@@ -873,7 +910,8 @@ account:
 /*
  * Called from blk_mq_run_hw_queue() -> __blk_mq_sched_dispatch_requests().
  * Returns a request whenever one is pending, except while requests are
- * in flight (see fwd_fair_hold()), so the queue never stalls.
+ * in flight (see fwd_depth_hold() and fwd_fair_hold()), so the queue
+ * never stalls.
  */
 static struct request *fwd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 {
@@ -1176,6 +1214,8 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	fwd->fifo_batch = fifo_batch;
 	fwd->front_merges = 1;
 	fwd->fair_slack = fair_slack;
+	if ((q->tag_set->flags & BLK_MQ_F_BLOCKING) && q->nr_hw_queues == 1)
+		fwd->dispatch_depth = FWD_BLOCKING_DEPTH;
 	fwd->prio_aging_ms = prio_aging_ms;
 	fwd->prio_aging = msecs_to_jiffies(prio_aging_ms);
 	fwd->batch_dir = FWD_READ;
@@ -1371,6 +1411,22 @@ static ssize_t fwd_fair_slack_store(struct elevator_queue *e,
 			      0, FWD_FAIR_SLACK_OFF);
 }
 
+static ssize_t fwd_dispatch_depth_show(struct elevator_queue *e, char *page)
+{
+	struct fwd_data *fwd = e->elevator_data;
+
+	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->dispatch_depth));
+}
+
+static ssize_t fwd_dispatch_depth_store(struct elevator_queue *e,
+					const char *page, size_t count)
+{
+	struct fwd_data *fwd = e->elevator_data;
+
+	return fwd_store_uint(fwd, &fwd->dispatch_depth, page, count,
+			      0, FWD_DISPATCH_DEPTH_MAX);
+}
+
 static ssize_t fwd_async_depth_show(struct elevator_queue *e, char *page)
 {
 	struct fwd_data *fwd = e->elevator_data;
@@ -1404,6 +1460,7 @@ static struct elv_fs_entry fwd_attrs[] = {
 	FWD_ATTR(front_merges),
 	FWD_ATTR(async_depth),
 	FWD_ATTR(fair_slack),
+	FWD_ATTR(dispatch_depth),
 	FWD_ATTR(prio_aging_expire),
 	__ATTR_NULL
 };

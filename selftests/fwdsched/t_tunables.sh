@@ -21,6 +21,12 @@ front_merges 1 0 1
 async_depth - 1 $nr"
 [ -e "$dir/fair_slack" ] && table="$table
 fair_slack ${FWD_FAIR_DEFAULT:-8} 0 4096"
+# dispatch_depth defaults to 2 on a blocking driver with one hardware
+# queue (the SD card's MMC driver), to 0 (no limit) elsewhere.
+depth=0
+[[ $d == mmcblk* ]] && depth=2
+table="$table
+dispatch_depth $depth 0 4096"
 [ -e "$dir/prio_aging_expire" ] && table="$table
 prio_aging_expire - 1 600000"
 
