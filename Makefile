@@ -42,8 +42,10 @@ crosslayer: deps
 lint: deps
 	tools/lint $(KVERS)
 
-patches:
-	tools/mkpatches
+FWD_CACHE ?= /var/cache/fwdsched
+# The series is based on Debian's 7.2 source (fetched by tools/fetch-kernel).
+patches: deps
+	tools/mkpatches --base $(FWD_CACHE)/debs/$$(tools/fetch-kernel 7.2 | tail -n 1)/src/usr/src/linux-source-7.2.tar.xz
 
 clean:
 	rm -rf build/*/obj
