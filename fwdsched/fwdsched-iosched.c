@@ -718,6 +718,23 @@ static void fwd_fair_clamp(struct fwd_data *fwd, struct request *rq)
 }
 
 /*
+ * Marks @hctx for restart and returns whether at least @n requests are
+ * still in flight: if so, the caller may hand out nothing, because the
+ * completion of one of them runs the queue again.
+ */
+static bool fwd_hold_inflight(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx,
+			      unsigned int n)
+{
+	blk_mq_sched_mark_restart_hctx(hctx);
+	/*
+	 * Mark, then read; a completion decrements, then tests the mark
+	 * (see fwd_finish_request()).  One of the two sees the other's store.
+	 */
+	smp_mb();
+	return atomic_read(&fwd->inflight) >= n;
+}
+
+/*
  * No eligible request waits.  If that is because a process within the
  * limit is between two requests (rather than waiting in the other
  * direction), do not hand the device yet another request of the
@@ -737,16 +754,8 @@ static bool fwd_fair_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx,
 	lockdep_assert_held(&fwd->lock);
 
 	list_for_each_entry(p, &fwd->active, active) {
-		if (p->prio == prio && !p->queued && p->vtime <= limit) {
-			blk_mq_sched_mark_restart_hctx(hctx);
-			/*
-			 * Mark, then read; a completion decrements, then
-			 * tests the mark (see fwd_finish_request()).  One of
-			 * the two sees the other's store.
-			 */
-			smp_mb();
-			return atomic_read(&fwd->inflight) > 0;
-		}
+		if (p->prio == prio && !p->queued && p->vtime <= limit)
+			return fwd_hold_inflight(fwd, hctx, 1);
 	}
 	return false;
 }
@@ -819,9 +828,8 @@ sweep:
  * sleeps until the first is done; a request handed out beyond those two
  * is turned away (BLK_STS_RESOURCE) and waits in blk-mq's own dispatch
  * list, where it is issued next whatever arrives meanwhile.  Holding it
- * back keeps the choice in the sweep until the device can take it.  As
- * in fwd_fair_hold(), the restart mark is set before the in-flight count
- * is read again, so the completion that makes room runs the queue.
+ * back keeps the choice in the sweep until the device can take it; the
+ * completion that makes room runs the queue again.
  */
 static bool fwd_depth_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx)
 {
@@ -831,10 +839,7 @@ static bool fwd_depth_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx)
 
 	if (!depth || atomic_read(&fwd->inflight) < depth)
 		return false;
-	blk_mq_sched_mark_restart_hctx(hctx);
-	/* Pairs with smp_mb__after_atomic() in fwd_finish_request(). */
-	smp_mb();
-	return atomic_read(&fwd->inflight) >= depth;
+	return fwd_hold_inflight(fwd, hctx, depth);
 }
 
 /*
@@ -1032,7 +1037,7 @@ static void fwd_finish_request(struct request *rq)
 		/*
 		 * blk-mq tests the restart mark after this callback; order
 		 * the decrement before that test, paired with the barrier in
-		 * fwd_fair_hold(), so that a hold never misses its restart.
+		 * fwd_hold_inflight(), so that a hold never misses its restart.
 		 */
 		smp_mb__after_atomic();
 	}
