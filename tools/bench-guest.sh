@@ -63,6 +63,22 @@ set_sched() {
 	die "cannot select $1 on $disk"
 }
 
+# fresh_sched <name>: select <name> anew, so its tunables are the defaults.
+fresh_sched() {
+	set_sched none
+	set_sched "$1"
+}
+
+# run_fio <job> <dir> <name> [fio options...]: run fio-jobs/<job>.fio on
+# the disk into <dir>/<name>.json (and .log).
+run_fio() {
+	local job=$1 dir=$2 name=$3
+	shift 3
+	(cd "$top" && fio --output-format=json+ --output="$dir/$name.json" \
+		"fio-jobs/$job.fio" --filename="/dev/$disk" "$@" \
+		> "$dir/$name.log" 2>&1) || echo "[bench] fio failed: $dir/$name.log"
+}
+
 # The list of runs: job, scheduler, fair_slack (- for the default).
 runs=()
 for j in $jobs; do
@@ -82,13 +98,8 @@ for r in "${runs[@]}"; do
 		"$rel" "$mode" "$n" "${#runs[@]}" "$job" "$sched" "$el" "$left"
 	dir=$out/$job/$sched
 	mkdir -p "$dir"
-	set_sched "${sched%%-slack*}"
-	if [ "${sched%%-slack*}" = fwdsched ]; then
-		# Re-selecting gives the defaults; then apply the variant.
-		set_sched none
-		set_sched fwdsched
-		[ "$slack" = - ] || echo "$slack" > "/sys/block/$disk/queue/iosched/fair_slack"
-	fi
+	fresh_sched "${sched%%-slack*}"
+	[ "$slack" = - ] || echo "$slack" > "/sys/block/$disk/queue/iosched/fair_slack"
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
 	[ -z "$hist" ] || echo clear > "$hist/control"
@@ -101,9 +112,7 @@ for r in "${runs[@]}"; do
 	fi
 	extra=()
 	[[ $job == fig2-shuffle* ]] && extra+=("--replay_redirect=/dev/$disk")
-	(cd "$top" && fio --output-format=json+ --output="$dir/fio.json" \
-		"fio-jobs/$job.fio" --filename="/dev/$disk" "${extra[@]}" \
-		> "$dir/fio.log" 2>&1) || echo "[bench] fio failed: $dir/fio.log"
+	run_fio "$job" "$dir" fio "${extra[@]}"
 	if [ -n "$tr" ]; then
 		kill -TERM "$bt" 2>/dev/null
 		wait "$bt" 2>/dev/null
@@ -128,12 +137,8 @@ for k in $(seq 2 "$rounds"); do
 		for s in "${order[@]}"; do
 			printf '[bench] %s %s: round %d/%d %s under %s (elapsed %d s)\n' \
 				"$rel" "$mode" "$k" "$rounds" "$j" "$s" "$(( $(date +%s) - t0 ))"
-			set_sched none
-			set_sched "$s"
-			(cd "$top" && fio --output-format=json \
-				--output="$out/$j/$s/round$k.json" "fio-jobs/$j.fio" \
-				--filename="/dev/$disk" > "$out/$j/$s/round$k.log" 2>&1) ||
-				echo "[bench] fio failed: $out/$j/$s/round$k.log"
+			fresh_sched "$s"
+			run_fio "$j" "$out/$j/$s" "round$k"
 		done
 	done
 done

@@ -138,15 +138,16 @@ def analyse_sched(d, notes, label):
 ROUND_RE = re.compile(r"round([0-9]+)\.json$")
 
 
-def round_iops(d, notes, label):
-    """{round: IOPS} of a <sched> directory with repeated rounds (fio.json
-    is round 1, round<k>.json the others), or None without rounds."""
+def round_iops(d, first, notes, label):
+    """{round: IOPS} of a <sched> directory with repeated rounds, or None
+    without rounds.  Round 1 is fio.json, already parsed by
+    analyse_sched(): its IOPS are @first (None if it was unusable, which
+    analyse_sched() has noted); round<k>.json are the others."""
     files = {int(m.group(1)): f for f in os.listdir(d)
-             for m in [ROUND_RE.match(f)] if m}
+             for m in [ROUND_RE.match(f)] if m and int(m.group(1)) > 1}
     if not files:
         return None
-    files[1] = "fio.json"
-    out = {}
+    out = {} if first is None else {1: first}
     for k in sorted(files):
         try:
             out[k] = fwdlib.parse_fio(os.path.join(d, files[k]))["total"]["iops"]
@@ -494,8 +495,9 @@ def build(root, plots=True, out_md=None):
                          fmt(get(r, "service", "neg", "mean_us")),
                          fmt(get(r, "service", "neg_over_pos"), "%.2f"),
                          r["service_src"] or "n/a"])
-        rounds = {s: round_iops(dirs[s], notes, "%s/%s/%s/%s" % (kver, model, job, s))
-                   for s in scheds}
+        rounds = {s: round_iops(dirs[s], fio_fig(res[s], "iops"), notes,
+                                "%s/%s/%s/%s" % (kver, model, job, s))
+                  for s in scheds}
         md += rounds_section({s: v for s, v in rounds.items() if v}, scheds, jsum)
 
         md += ["### Dispatch order and service time by delta sign", ""]
