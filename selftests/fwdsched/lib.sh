@@ -102,7 +102,7 @@ blk_stop() {
 	fmt=$("$FWD_PY" "$FWD_ROOT/tools/fwdlib.py" blkparse-fmt) ||
 		fail "tools/fwdlib.py blkparse-fmt failed"
 	(cd "$BLK_TMP" && blkparse -q -i "$p" -f "$fmt" > "$p.txt" &&
-	 blkparse -q -i "$p" -f '%a %S %n %T.%9t %d\n' > "$p.events") ||
+	 blkparse -q -i "$p" -f '%a %S %n %T.%9t %d %c\n' > "$p.events") ||
 		fail "blkparse of $p failed"
 	mv "$BLK_TMP/$p.txt" "$BLK_TMP/$p.events" "$FWD_OUT/blk/"
 	rm -rf "$BLK_TMP"
@@ -116,18 +116,32 @@ blk_text() {
 
 # run_fio <disk> <jobfile> [fio args...]: job from fio-jobs/, json output
 # in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME, FWD_OFFSET, FWD_SIZE and
-# FWD_IOSIZE default to the disk, 5 s, 0, 64m and 64m.
+# FWD_IOSIZE default to the disk, 5 s, 0, 64m and 64m; FWD_FIO_PIN, if
+# set, is the CPU list fio runs on.
 run_fio() {
 	local disk=$1 job=$2 name
 	shift 2
 	name=$(basename "$job" .fio)
+	local pin=()
+	[ -z "${FWD_FIO_PIN:-}" ] || pin=(taskset -c "$FWD_FIO_PIN")
 	FWD_DEV=/dev/$disk FWD_RUNTIME=${FWD_RUNTIME:-5} FWD_SIZE=${FWD_SIZE:-64m} \
 		FWD_IOSIZE=${FWD_IOSIZE:-64m} FWD_OFFSET=${FWD_OFFSET:-0} \
-		fio --output-format=json --output="$FWD_OUT/$name.json" \
+		"${pin[@]}" fio --output-format=json --output="$FWD_OUT/$name.json" \
 		"$FWD_ROOT/fio-jobs/$job" "$@" ||
 		fail "fio $job failed on $disk: $(tail -n 5 "$FWD_OUT/$name.json" 2>/dev/null)"
 	# fio puts its warnings ahead of the JSON in the same file.
 	sed -i -n '/^{/,$p' "$FWD_OUT/$name.json"
+}
+
+# run_fio_one_cpu <disk> <jobfile> [fio args...]: run_fio with fio on
+# CPU 0 only, so that on a disk with one hardware queue per CPU (null_blk
+# and scsi_debug here, see run_tests.sh) every request is dispatched on
+# CPU 0 -- blk-mq runs a hardware queue only on the CPUs mapped to it --
+# and blktrace's D order is the scheduler's pick order.  On a shared
+# hardware queue two CPUs can pick requests in one order and start them
+# in the other.
+run_fio_one_cpu() {
+	FWD_FIO_PIN=0 run_fio "$@"
 }
 
 # write_expect_einval <file> <value>: the write must fail with EINVAL
@@ -141,7 +155,7 @@ write_expect_einval() {
 	esac
 }
 
-# blk_events <prefix>: the trace as "action sector nsectors time rwbs"
+# blk_events <prefix>: the trace as "action sector nsectors time rwbs cpu"
 # lines, one per event, for awk in the tests.
 blk_events() {
 	[ -e "$FWD_OUT/blk/$1.events" ] || fail "no trace $1 (blk_stop not run?)"
@@ -165,10 +179,11 @@ blk_events() {
 # dispatched so far was certainly waiting at the pick.  Only those are
 # held against the sweep.  Expired reads and requeued (at-head) requests
 # are exempt, and so is passing over a request that is requeued later
-# (it had been picked before).  Two CPUs can start two picked requests in the opposite
-# order: a passed-over request dispatched right next is counted as a
-# swap, not a violation.  Only valid where D order is otherwise pick
-# order: a single hardware queue, as on the SD card and scsi_debug.
+# (it had been picked before).  Two CPUs can start two picked requests
+# in the opposite order: a passed-over request dispatched right next is
+# counted as a swap, not a violation.  Only valid where D order is
+# otherwise pick order: one command at a time (the SD card), or one CPU
+# dispatching (run_fio_one_cpu on scsi_debug).
 blk_clook() {
 	blk_events "$1" | awk -v expms="$2" '
 		function violation(msg) {
@@ -260,17 +275,21 @@ blk_clook() {
 		}'
 }
 
-# blk_backward <prefix>: "<reads dispatched> <backward moves>" from the
-# trace's D events of reads, a move being backward when it starts below
-# the end of the previous dispatch.
+# blk_backward <prefix>: "<reads dispatched> <backward moves> <cpus>"
+# from the trace's D events of reads, a move being backward when it
+# starts below the end of the previous dispatch, and <cpus> the number
+# of CPUs that started them.  blktrace merges its per-CPU buffers by
+# time stamp, so D order is pick order only when one CPU dispatched
+# (see run_fio_one_cpu).
 blk_backward() {
 	blk_events "$1" | awk '
 		$1 == "D" && $5 ~ /R/ {
 			n++
 			if (n > 1 && $2 < pos) b++
 			pos = $2 + $3
+			if (!($6 in cpu)) { cpu[$6] = 1; nc++ }
 		}
-		END { print n + 0, b + 0 }'
+		END { print n + 0, b + 0, nc + 0 }'
 }
 
 # pure_sweep <disk>: turn off fairness enforcement if this build has it,

@@ -42,10 +42,14 @@ setup_disks() {
 		echo 1024 > "$d/size"
 		echo 1 > "$d/memory_backed"
 		echo 64 > "$d/hw_queue_depth"
+		# One hardware queue per CPU, as on NVMe and UFS; it also lets
+		# the ordering tests dispatch on one CPU (run_fio_one_cpu).
+		nproc > "$d/submit_queues"
 		echo 1 > "$d/power"
 		disk[nullb]=nullb0
 	fi
-	if modprobe -q scsi_debug dev_size_mb=256 max_queue=64; then
+	if modprobe -q scsi_debug dev_size_mb=256 max_queue=64 \
+		submit_queues="$(nproc)"; then
 		udevadm settle 2>/dev/null
 		for d in /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/*; do
 			[ -e "$d" ] && disk[scsi]=$(basename "$d")
