@@ -133,15 +133,27 @@ run_fio() {
 	sed -i -n '/^{/,$p' "$FWD_OUT/$name.json"
 }
 
-# run_fio_one_cpu <disk> <jobfile> [fio args...]: run_fio with fio on
-# CPU 0 only, so that on a disk with one hardware queue per CPU (null_blk
-# and scsi_debug here, see run_tests.sh) every request is dispatched on
-# CPU 0 -- blk-mq runs a hardware queue only on the CPUs mapped to it --
-# and blktrace's D order is the scheduler's pick order.  On a shared
-# hardware queue two CPUs can pick requests in one order and start them
-# in the other.
-run_fio_one_cpu() {
-	FWD_FIO_PIN=0 run_fio "$@"
+# run_fio_ordered <disk> <jobfile> [fio args...]: run_fio such that
+# blktrace's D order is the scheduler's pick order.  The SD card does one
+# command at a time.  On the other disks, which have one hardware queue
+# per CPU here (see run_tests.sh), fio runs on CPU 0, so every request is
+# dispatched on CPU 0 -- blk-mq runs a hardware queue only on the CPUs
+# mapped to it.  On a hardware queue shared by two CPUs they can pick
+# requests in one order and start them in the other.
+run_fio_ordered() {
+	if [ "$(disk_kind "$1")" = mmc ]; then
+		run_fio "$@"
+	else
+		FWD_FIO_PIN=0 run_fio "$@"
+	fi
+}
+
+# check_pick_order <disk> <cpus>: after run_fio_ordered, with <cpus> from
+# blk_backward, fail unless the reads on a disk other than the SD card
+# were all started on one CPU.
+check_pick_order() {
+	[ "$(disk_kind "$1")" = mmc ] || [ "$2" -eq 1 ] ||
+		fail "reads were started on $2 CPUs: D order is not pick order"
 }
 
 # write_expect_einval <file> <value>: the write must fail with EINVAL
@@ -183,7 +195,7 @@ blk_events() {
 # in the opposite order: a passed-over request dispatched right next is
 # counted as a swap, not a violation.  Only valid where D order is
 # otherwise pick order: one command at a time (the SD card), or one CPU
-# dispatching (run_fio_one_cpu on scsi_debug).
+# dispatching (run_fio_ordered on scsi_debug).
 blk_clook() {
 	blk_events "$1" | awk -v expms="$2" '
 		function violation(msg) {
@@ -280,7 +292,7 @@ blk_clook() {
 # starts below the end of the previous dispatch, and <cpus> the number
 # of CPUs that started them.  blktrace merges its per-CPU buffers by
 # time stamp, so D order is pick order only when one CPU dispatched
-# (see run_fio_one_cpu).
+# (see run_fio_ordered).
 blk_backward() {
 	blk_events "$1" | awk '
 		$1 == "D" && $5 ~ /R/ {

@@ -43,7 +43,7 @@ setup_disks() {
 		echo 1 > "$d/memory_backed"
 		echo 64 > "$d/hw_queue_depth"
 		# One hardware queue per CPU, as on NVMe and UFS; it also lets
-		# the ordering tests dispatch on one CPU (run_fio_one_cpu).
+		# the ordering tests dispatch on one CPU (run_fio_ordered).
 		nproc > "$d/submit_queues"
 		echo 1 > "$d/power"
 		disk[nullb]=nullb0

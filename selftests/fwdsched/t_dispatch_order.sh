@@ -6,14 +6,14 @@
 # events the sweep only moves backward where fwdsched says it wrapped,
 # served an expired request or served an at-head request, and the
 # debugfs counters agree with what blktrace saw.  On the SD card and
-# scsi_debug every dispatch is also checked against the sweep rebuilt from the trace alone
-# (blk_clook): the lowest waiting sector at or above the position, or
-# the lowest of all at a wrap.
+# scsi_debug every dispatch is also checked against the sweep rebuilt
+# from the trace alone (blk_clook): the lowest waiting sector at or above
+# the position, or the lowest of all at a wrap.
 #
 # blktrace merges per-CPU buffers by time stamp, and two CPUs can start
 # requests of one sweep in the opposite order.  null_blk and scsi_debug
 # have a hardware queue per CPU here, and fio runs on one CPU
-# (run_fio_one_cpu), so one CPU dispatches everything and D order is pick
+# (run_fio_ordered), so one CPU dispatches everything and D order is pick
 # order; the test checks that it was so.  The comparisons allow 1 % of
 # the dispatches plus two for a dispatcher preempted between pick and
 # start.
@@ -26,10 +26,8 @@ s0=$(cat "$(schedfs "$d")/stats")
 blk_start "$d" order
 # At most 16 x 256 reads: enough to judge, and few enough that blktrace
 # keeps up and blkparse stays quick on a fast disk under emulation.
-fio_run=run_fio_one_cpu
-[ "$(disk_kind "$d")" = mmc ] && fio_run=run_fio
 FWD_RUNTIME=${FWD_RUNTIME:-8} FWD_SIZE=128m FWD_IOSIZE=1m \
-	$fio_run "$d" selftest/r16-randread.fio
+	run_fio_ordered "$d" selftest/r16-randread.fio
 blk_stop
 s1=$(cat "$(schedfs "$d")/stats")
 delta() { echo $(( $(awk -v n="$1" '$1 == n {print $2}' <<< "$s1") - \
@@ -45,8 +43,7 @@ diag "blktrace: $nd dispatches, $back backward"
 diag "debugfs: dispatched $disp forward $fwd backward $bwd wraps+expired+head $excused"
 
 [ "$nd" -ge 200 ] || fail "only $nd dispatches seen: load too small to judge"
-[ "$fio_run" = run_fio ] || [ "$cpus" -eq 1 ] ||
-	fail "reads were started on $cpus CPUs: D order is not pick order"
+check_pick_order "$d" "$cpus"
 [ $((fwd + bwd)) -eq "$disp" ] || fail "forward + backward != dispatched"
 [ "$bwd" -le "$excused" ] ||
 	fail "fwdsched moved backward $bwd times but wrapped/expired/head only $excused"

@@ -111,11 +111,8 @@ blk_start "$d" pure
 # null_blk dispatches some 20000 requests a second: keep its trace short.
 rt=4
 [ "$(disk_kind "$d")" = nullb ] && rt=2
-# On null_blk one CPU dispatches, so that D order is pick order (see
-# run_fio_one_cpu); the SD card does one command at a time anyway.
-fio_run=run_fio
-[ "$(disk_kind "$d")" = nullb ] && fio_run=run_fio_one_cpu
-FWD_RUNTIME=${FWD_RUNTIME:-$rt} FWD_SIZE=256m $fio_run "$d" selftest/fair-deep-sync.fio
+FWD_RUNTIME=${FWD_RUNTIME:-$rt} FWD_SIZE=256m \
+	run_fio_ordered "$d" selftest/fair-deep-sync.fio
 blk_stop
 s1=$(cat "$sfs/stats")
 off=$(cat "$sfs/procs")
@@ -129,8 +126,7 @@ excused=$(( $(delta "$s0" "$s1" wraps) + $(delta "$s0" "$s1" expired) + $(delta 
 tol=$(( nd / 100 + 2 ))
 diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
 [ "$nd" -ge 100 ] || fail "only $nd dispatches seen: load too small to judge"
-[ "$fio_run" = run_fio ] || [ "$cpus" -eq 1 ] ||
-	fail "reads were started on $cpus CPUs: D order is not pick order"
+check_pick_order "$d" "$cpus"
 [ "$back" -le $(( excused + tol )) ] ||
 	fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
 # On the SD card D order is pick order: check the sweep itself.
