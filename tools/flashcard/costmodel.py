@@ -43,7 +43,22 @@ Presets (all times in microseconds):
   fast       base_us=1 fwd_us=1 back_us=2 scale_sectors=8192
              xfer_us_per_kb=0
              Tiny costs for functional tests; still (barely) asymmetric.
+
+Device time. Card accounts every piece it is charged for, so that a
+benchmark can read what the card's dispatch order cost in modelled time
+alone, without the emulation's own overhead (see Card.totals()). Model
+commands: a piece belongs to the current command when it starts exactly
+where the previous piece ended (the model then charges its transfer only)
+and moves data in the same direction (read or write); any other piece
+starts a new command. So requests that follow
+each other exactly (a sequential stream) count as one model command, and a
+random workload's requests count one command each. A command's sign is
+that of its delta: forward (> 0), backward (< 0) or continuation (== 0: the
+card's first command, or a change of direction at the same address), and
+its time is its access cost plus the transfer of all its pieces.
 """
+
+import json
 
 SECTOR = 512
 
@@ -136,19 +151,33 @@ def cost_us(prev_end, offset, length, params):
     return access_cost_us(delta, params) + transfer_cost_us(length, params)
 
 
+SIGNS = ("forward", "backward", "continuation")
+KINDS = ("read", "write")
+
+
+def sign_of(delta):
+    """'forward', 'backward' or 'continuation' for a signed delta."""
+    return "forward" if delta > 0 else "backward" if delta < 0 else \
+        "continuation"
+
+
 class Card:
-    """Sequencing state of the card: where the last piece ended, and
-    counters of what kind of commands were seen."""
+    """Sequencing state of the card: where the last piece ended, counters
+    of what kind of pieces were seen, and the device-time totals of the
+    model commands served (see "Device time" above)."""
 
     def __init__(self, params):
         self.params = params
         self.prev_end = None
+        self.prev_write = None
         self.pieces = 0
         self.forward = 0
         self.backward = 0
         self.continued = 0
+        self.cur = None           # (kind, sign) of the current command
+        self.acc = {(k, g): [0, 0.0, 0] for k in KINDS for g in SIGNS}
 
-    def charge(self, offset, length):
+    def charge(self, offset, length, write=False):
         """Account one piece and return its service time in microseconds."""
         cost = cost_us(self.prev_end, offset, length, self.params)
         if self.prev_end is None or offset == self.prev_end:
@@ -157,9 +186,87 @@ class Card:
             self.forward += 1
         else:
             self.backward += 1
+        write = bool(write)
+        delta = 0 if self.prev_end is None else offset - self.prev_end
+        if delta != 0 or self.cur is None or write != self.prev_write:
+            self.cur = ("write" if write else "read", sign_of(delta))
+            self.acc[self.cur][0] += 1
+        a = self.acc[self.cur]
+        a[1] += cost
+        a[2] += length
         self.pieces += 1
         self.prev_end = offset + length
+        self.prev_write = write
         return cost
+
+    def totals(self):
+        """Device-time totals since start, a JSON-ready dict:
+        commands, busy_us (sum of the modelled costs), bytes and pieces,
+        and per kind (read, write) and sign (forward, backward,
+        continuation) the commands, busy_us and bytes."""
+        out = {"pieces": self.pieces, "commands": 0, "busy_us": 0.0,
+               "bytes": 0}
+        for k in KINDS:
+            out[k] = {}
+            for g in SIGNS:
+                n, us, b = self.acc[(k, g)]
+                out[k][g] = {"commands": n, "busy_us": round(us, 3),
+                             "bytes": b}
+                out["commands"] += n
+                out["busy_us"] += us
+                out["bytes"] += b
+        out["busy_us"] = round(out["busy_us"], 3)
+        return out
+
+
+# The control window: the top CONTROL_BYTES of the card. Reading it returns
+# the card's totals as JSON text (padded with spaces to the length read); it
+# is not charged and does not move the card's position, so a guest can read
+# the totals before and after a job without disturbing them. No job may
+# touch it (the benchmark's host tests check the job files); writes to it
+# fail.
+CONTROL_BYTES = 64 << 10
+CONTROL_MAGIC = "fwdsched-flashcard"
+
+
+def control_start(size):
+    """First byte of the control window of a card of size bytes."""
+    return size - CONTROL_BYTES
+
+
+def control_text(card, size, preset=None, reads=0):
+    """The bytes of the control window: the totals as one JSON object,
+    padded with spaces to CONTROL_BYTES and ending in a newline."""
+    doc = {"magic": CONTROL_MAGIC, "format": 1, "size": size,
+           "preset": preset, "params": card.params, "control_reads": reads,
+           "totals": card.totals()}
+    text = json.dumps(doc, sort_keys=True).encode()
+    if len(text) >= CONTROL_BYTES:
+        raise ValueError("control text too long (%d bytes)" % len(text))
+    return text + b" " * (CONTROL_BYTES - 1 - len(text)) + b"\n"
+
+
+def parse_control(data):
+    """The totals document of control-window bytes (as control_text()
+    wrote them); ValueError when they are not a flash card's."""
+    if isinstance(data, bytes):
+        data = data.decode("utf-8", "replace")
+    doc = json.loads(data.strip("\x00 \n"))
+    if not isinstance(doc, dict) or doc.get("magic") != CONTROL_MAGIC:
+        raise ValueError("not a flash card control window")
+    return doc
+
+
+def diff_totals(before, after):
+    """after - before of two totals() dicts (the device time of a job)."""
+    out = {}
+    for k, v in after.items():
+        if isinstance(v, dict):
+            out[k] = diff_totals(before.get(k, {}), v)
+        elif isinstance(v, (int, float)):
+            d = v - before.get(k, 0)
+            out[k] = round(d, 3) if isinstance(d, float) else d
+    return out
 
 
 def parse_size(text):

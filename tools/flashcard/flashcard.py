@@ -19,6 +19,15 @@ size=   size of a new image; must be a power of two >= 1M (QEMU's SD card
 preset= paper (default), symmetric or fast; the other keys override the
         preset's values.
 
+The top 64 KiB of the card (costmodel.CONTROL_BYTES) is a read-only
+control window: reading it returns the card's device-time totals as JSON
+text (costmodel.Card.totals(): model commands, modelled busy time, by
+read/write and by sign of the delta), padded with spaces. Those reads are
+not charged, not counted and do not move the card's position; writes to
+the window fail with EPERM. A guest reads it with O_DIRECT, e.g.
+    dd if=/dev/mmcblk0 iflag=direct bs=64K skip=$((4096 * 16 - 1)) count=1
+on a 4 GiB card.
+
 Add -v to nbdkit to see the card's counters of forward, backward and
 continued pieces (cumulative since start) whenever a client disconnects.
 """
@@ -52,6 +61,7 @@ _size = 0
 _lock = threading.Lock()
 _busy_until_ns = 0
 _tls = threading.local()
+_control = {"snapshot": None, "reads": 0}
 
 
 def _fail(msg):
@@ -123,9 +133,11 @@ def open(readonly):
 
 def close(h):
     c = _card
+    t = c.totals()
     nbdkit.debug("flashcard: %d pieces: %d forward, %d backward, "
-                 "%d continued" % (c.pieces, c.forward, c.backward,
-                                   c.continued))
+                 "%d continued; %d model commands, %.0f us modelled busy "
+                 "time" % (c.pieces, c.forward, c.backward, c.continued,
+                           t["commands"], t["busy_us"]))
 
 
 def get_size(h):
@@ -160,13 +172,13 @@ def _precise_sleep_setup():
         pass
 
 
-def _serve(offset, length):
+def _serve(offset, length, write=False):
     """Hold the request for its service time. The card is busy until
     _busy_until_ns; a piece starts when it arrives or when the card is
     free, whichever is later."""
     global _busy_until_ns
     now = time.monotonic_ns()
-    cost_ns = int(_card.charge(offset, length) * 1000)
+    cost_ns = int(_card.charge(offset, length, write) * 1000)
     _busy_until_ns = max(now, _busy_until_ns) + cost_ns
     left = _busy_until_ns - time.monotonic_ns()
     if left >= MIN_SLEEP_NS:
@@ -181,10 +193,35 @@ def _check_range(offset, length):
                          (offset, length, _size))
 
 
+def _in_control(offset, length):
+    return offset + length > costmodel.control_start(_size)
+
+
+def _read_control(buf, offset):
+    """Serve a read of the control window from a snapshot of the totals.
+    The snapshot is taken when a read starts at the window's first byte
+    (or when there is none yet), so that the pieces of one read of the
+    whole window show one consistent state."""
+    start = costmodel.control_start(_size)
+    if offset < start:
+        nbdkit.set_error(errno.EINVAL)
+        raise ValueError("flashcard: read %d+%d straddles the control "
+                         "window at %d" % (offset, len(buf), start))
+    if offset == start or _control["snapshot"] is None:
+        _control["reads"] += 1
+        _control["snapshot"] = costmodel.control_text(
+            _card, _size, _cfg["preset"], _control["reads"])
+    text = _control["snapshot"]
+    buf[:] = text[offset - start:offset - start + len(buf)]
+
+
 def pread(h, buf, offset, flags):
     length = len(buf)
     with _lock:
         _check_range(offset, length)
+        if _in_control(offset, length):
+            _read_control(buf, offset)
+            return
         _serve(offset, length)
         data = os.pread(_fd, length, offset)
         if len(data) != length:
@@ -197,7 +234,11 @@ def pwrite(h, buf, offset, flags):
     length = len(buf)
     with _lock:
         _check_range(offset, length)
-        _serve(offset, length)
+        if _in_control(offset, length):
+            nbdkit.set_error(errno.EPERM)
+            raise PermissionError("flashcard: write %d+%d into the read-only "
+                                  "control window" % (offset, length))
+        _serve(offset, length, True)
         done = os.pwrite(_fd, buf, offset)
         if done != length:
             nbdkit.set_error(errno.EIO)

@@ -94,6 +94,84 @@ class CostModelTest(unittest.TestCase):
         self.assertEqual((card.backward, card.forward, card.continued),
                          (1, 0, 8))
 
+    def test_device_time_of_a_known_sequence(self):
+        # paper: base 100, fwd 150, back 1200, half reach at 4 MiB,
+        # 25 us per KiB.  Four model commands:
+        #  1. read 4 KiB at 0, the first piece: continuation, 100 us
+        #  2. read 4 KiB 4 MiB further, as eight 512-byte pieces: forward,
+        #     100 + 150/2 + 100 = 275 us
+        #  3. write 4 KiB right after it: a new command (direction
+        #     changed), continuation, 100 us
+        #  4. read 4 KiB 4 MiB below the end: backward, 100 + 600 + 100
+        card = costmodel.Card(costmodel.make_params("paper"))
+        costs = [card.charge(0, 4096)]
+        start = 4096 + 4 * MIB
+        costs += [card.charge(start + i * 512, 512) for i in range(8)]
+        costs.append(card.charge(start + 4096, 4096, write=True))
+        end = start + 8192
+        costs.append(card.charge(end - 4 * MIB, 4096))
+        t = card.totals()
+        self.assertEqual((t["pieces"], t["commands"], t["bytes"]),
+                         (11, 4, 4 * 4096))
+        self.assertAlmostEqual(t["busy_us"], 1275)
+        self.assertAlmostEqual(t["busy_us"], sum(costs))
+        want = {("read", "continuation"): (1, 100), ("read", "forward"):
+                (1, 275), ("read", "backward"): (1, 800),
+                ("write", "continuation"): (1, 100)}
+        for k in costmodel.KINDS:
+            for g in costmodel.SIGNS:
+                n, us = want.get((k, g), (0, 0))
+                self.assertEqual(t[k][g]["commands"], n, (k, g))
+                self.assertAlmostEqual(t[k][g]["busy_us"], us, msg=(k, g))
+                self.assertEqual(t[k][g]["bytes"], 4096 if n else 0)
+
+    def test_continuing_requests_are_one_model_command(self):
+        # a sequential stream of 4 KiB requests is one command: the model
+        # charges its access once
+        card = costmodel.Card(costmodel.make_params("paper"))
+        card.charge(8 * MIB, 4096)
+        for i in range(16):
+            card.charge(16 * MIB + i * 4096, 4096)
+        t = card.totals()
+        self.assertEqual(t["commands"], 2)
+        self.assertEqual(t["read"]["forward"]["commands"], 1)
+        self.assertEqual(t["read"]["forward"]["bytes"], 16 * 4096)
+
+    def test_totals_difference(self):
+        card = costmodel.Card(costmodel.make_params("symmetric"))
+        card.charge(0, 4096)
+        before = card.totals()
+        card.charge(64 * MIB, 4096)
+        card.charge(MIB, 4096, write=True)
+        d = costmodel.diff_totals(before, card.totals())
+        self.assertEqual(d["commands"], 2)
+        self.assertEqual(d["pieces"], 2)
+        self.assertEqual(d["read"]["forward"]["commands"], 1)
+        self.assertEqual(d["write"]["backward"]["commands"], 1)
+        self.assertEqual(d["read"]["continuation"]["commands"], 0)
+        p = card.params
+        self.assertAlmostEqual(d["busy_us"], costmodel.cost_us(
+            4096, 64 * MIB, 4096, p) + costmodel.cost_us(
+            64 * MIB + 4096, MIB, 4096, p), places=2)
+
+    def test_control_window_text(self):
+        card = costmodel.Card(costmodel.make_params("paper"))
+        card.charge(0, 4096)
+        size = 64 * MIB
+        self.assertEqual(costmodel.control_start(size), size - 65536)
+        data = costmodel.control_text(card, size, "paper", 3)
+        self.assertEqual(len(data), costmodel.CONTROL_BYTES)
+        self.assertTrue(data.endswith(b" \n"))
+        doc = costmodel.parse_control(data)
+        self.assertEqual(doc["totals"], card.totals())
+        self.assertEqual((doc["preset"], doc["size"], doc["control_reads"]),
+                         ("paper", size, 3))
+        # trailing NULs (a short read) are tolerated; foreign data is not
+        costmodel.parse_control(data[:2000].rstrip() + b"\0" * 10)
+        for bad in (b"\0" * 512, b'{"magic": "x"}', b"garbage"):
+            with self.assertRaises(ValueError, msg=bad[:10]):
+                costmodel.parse_control(bad)
+
     def test_overrides_apply(self):
         p = costmodel.make_params("symmetric", back_us="900", fwd_us=10,
                                   scale_sectors="16")
@@ -231,6 +309,58 @@ class PluginTest(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("power of two", r.stderr)
         self.assertEqual(os.path.getsize(self.img), 3 * MIB)
+
+    def control(self, size):
+        # qemu-io's hex dump of the first 4 KiB of the window (the JSON is
+        # shorter): "<offset>:  7b 22 ...  <ascii>"
+        rc, out = self.qemu_io("read -v %d 4096" % (size - 65536))
+        self.assertEqual(rc, 0, out)
+        data = bytearray()
+        for line in out.splitlines():
+            if ":  " in line and line.split(":")[0].strip().isalnum():
+                data += bytes(int(x, 16)
+                              for x in line.split(":  ", 1)[1][:48].split())
+        self.assertEqual(len(data), 4096, out[:200])
+        return costmodel.parse_control(bytes(data))
+
+    def test_control_window_reports_device_time(self):
+        self.start("preset=paper", "size=64M")
+        t = self.control(64 * MIB)["totals"]
+        self.assertEqual((t["commands"], t["pieces"]), (0, 0))
+        rc, out = self.qemu_io("read 1M 4k", "read 10M 4k")
+        self.assertEqual(rc, 0, out)
+        doc = self.control(64 * MIB)
+        self.assertEqual(doc["preset"], "paper")
+        self.assertEqual(doc["control_reads"], 2)
+        t = doc["totals"]
+        self.assertEqual((t["commands"], t["pieces"]), (2, 2))
+        self.assertEqual(t["read"]["forward"]["commands"], 1)
+        p = costmodel.make_params("paper")
+        self.assertAlmostEqual(
+            t["busy_us"], costmodel.transfer_cost_us(4096, p) +
+            costmodel.cost_us(MIB + 4096, 10 * MIB, 4096, p), places=2)
+        # reading the window did not move the card: 10M+4k continues the
+        # last command and is charged its transfer only
+        rc, out = self.qemu_io("read 10244k 4k")
+        self.assertEqual(rc, 0, out)
+        t = self.control(64 * MIB)["totals"]
+        self.assertEqual((t["commands"], t["pieces"]), (2, 3))
+        self.assertEqual(t["read"]["forward"]["bytes"], 8192)
+        rc, out = self.qemu_io("read 10M 4k", "read 10244k 4k")
+        self.assertEqual(rc, 0, out)
+        t = self.control(64 * MIB)["totals"]
+        self.assertEqual((t["commands"], t["pieces"]), (3, 5))
+        self.assertEqual(t["read"]["backward"]["commands"], 1)
+        self.assertEqual(t["read"]["backward"]["bytes"], 8192)
+
+    def test_control_window_refuses_writes(self):
+        self.start("preset=fast", "size=4M")
+        rc, out = self.qemu_io("write -P 0x11 %d 4k" % (4 * MIB - 4096))
+        self.assertIn("rite failed", out)
+        rc, out = self.qemu_io("write -P 0x11 %d 4k" % (4 * MIB - 69632))
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("failed", out)
+        self.assertEqual(self.control(4 * MIB)["totals"]["commands"], 1)
 
     def test_timing_printed(self):
         # Information only: 4 KiB reads 1 MiB apart, ascending then
