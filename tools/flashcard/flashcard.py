@@ -16,8 +16,8 @@ file=   backing image; created sparse with size= (default 4G) if missing.
 size=   size of a new image; must be a power of two >= 1M (QEMU's SD card
         refuses other sizes). Given with an existing file of another size,
         it is an error.
-preset= paper (default), symmetric or fast; the other keys override the
-        preset's values.
+preset= paper (default), fig56, symmetric or fast; the other keys
+        override the preset's values.
 
 The top 64 KiB of the card (costmodel.CONTROL_BYTES) is a read-only
 control window: reading it returns the card's device-time totals as JSON

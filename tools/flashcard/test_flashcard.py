@@ -94,6 +94,20 @@ class CostModelTest(unittest.TestCase):
         self.assertEqual((card.backward, card.forward, card.continued),
                          (1, 0, 8))
 
+    def test_fig56_is_on_the_papers_scale(self):
+        # milliseconds, backward several times forward, and the direction
+        # term well above the ~1.6 ms a 4 KiB command costs in emulation
+        p = costmodel.make_params("fig56")
+        fwd = costmodel.cost_us(0, 64 * MIB, 4096, p)
+        back = costmodel.cost_us(64 * MIB, 0, 4096, p)
+        self.assertAlmostEqual(fwd, 500 + 1000 * 16 / 17 + 100)
+        self.assertAlmostEqual(back, 500 + 7000 * 16 / 17 + 100)
+        self.assertGreater(back / fwd, 4)
+        self.assertLess(back, 10000)        # inside Fig 5/6's 0..10 ms
+        self.assertGreater(back - fwd, 3 * 1600)
+        for k in ("scale_sectors", "xfer_us_per_kb"):
+            self.assertEqual(p[k], costmodel.PRESETS["paper"][k], k)
+
     def test_device_time_of_a_known_sequence(self):
         # paper: base 100, fwd 150, back 1200, half reach at 4 MiB,
         # 25 us per KiB.  Four model commands:
