@@ -12,7 +12,8 @@
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels
 #   make patches          regenerate patches/ from the sources
 
-KVERS ?= 6.1 6.12 7.2
+# The kernels, listed once for the whole project in tools/kernels.
+KVERS ?= $(strip $(file < tools/kernels))
 KVER ?=
 BUILD_ARGS ?= W=1
 
@@ -25,10 +26,10 @@ endif
 all: $(addprefix build-,$(KVERS))
 
 $(addprefix build-,$(KVERS)): build-%: deps
-	tools/build-ko $* $(BUILD_ARGS)
+	tools/setup/build-ko $* $(BUILD_ARGS)
 
 deps:
-	tools/deps
+	tools/setup/deps
 
 check: deps
 	KVERS="$(KVERS)" tools/check
@@ -37,15 +38,15 @@ bench: deps
 	tools/bench
 
 crosslayer: deps
-	CROSSLAYER_KVER=$(or $(KVER),6.12) tools/crosslayer/run
+	CROSSLAYER_KVER=$(or $(KVER),6.12) tools/crosslayer
 
 lint: deps
 	tools/lint $(KVERS)
 
 FWD_CACHE ?= /var/cache/fwdsched
-# The series is based on Debian's 7.2 source (fetched by tools/fetch-kernel).
+# The series is based on Debian's 7.2 source (fetched by tools/setup/fetch-kernel).
 patches: deps
-	tools/mkpatches --base $(FWD_CACHE)/debs/$$(tools/fetch-kernel 7.2 | tail -n 1)/src/usr/src/linux-source-7.2.tar.xz
+	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$(tools/setup/fetch-kernel 7.2 | tail -n 1)/src/usr/src/linux-source-7.2.tar.xz
 
 clean:
 	rm -rf build/*/obj

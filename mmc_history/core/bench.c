@@ -2,7 +2,7 @@
 /*
  * Cost of one record of the mmc_core history patch, measured in a guest
  * without swapping mmc_core: this module is built from the same history.c
- * as the patch (tools/build-mmc-core), registers a dummy host and runs
+ * as the patch (tools/setup/build-mmc-core), registers a dummy host and runs
  * the request hooks N times; an empty function called the same way gives
  * the loop's own cost.
  *

@@ -8,9 +8,11 @@
 
 FWD_ROOT=${FWD_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 FWD_OUT=${FWD_OUT:-$(mktemp -d)}
-FWD_PY=/usr/bin/python3
 mkdir -p "$FWD_OUT"
 export FWD_ROOT FWD_OUT
+# set_sched, fresh_sched, run_fio, blktrace_start, ...: the guest library.
+# shellcheck source=tools/lib/guest.sh
+. "$FWD_ROOT/tools/lib/guest.sh"
 
 KSFT_FAIL=1
 KSFT_SKIP=4
@@ -18,6 +20,8 @@ KSFT_SKIP=4
 diag() { local l; while IFS= read -r l; do echo "# $l"; done <<< "$*"; }
 fail() { diag "FAIL: $*"; exit $KSFT_FAIL; }
 skip() { diag "SKIP: $*"; exit $KSFT_SKIP; }
+# The guest library's errors are test failures.
+die() { fail "$@"; }
 
 # check <message> <command...>: fail with <message> unless the command succeeds
 check() {
@@ -34,22 +38,6 @@ disk_kind() {
 	*) echo scsi ;;
 	esac
 }
-
-iosched() { echo "/sys/block/$1/queue/iosched"; }
-schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }
-
-# set_sched <disk> <scheduler>: switch, retrying while the kernel says
-# -EBUSY (7.x elv_iosched_store uses a trylock), then verify.
-set_sched() {
-	local f=/sys/block/$1/queue/scheduler
-	for _ in $(seq 50); do
-		echo "$2" > "$f" 2>/dev/null && break
-		sleep 0.1
-	done
-	grep -q "\[$2\]" "$f" || fail "cannot select $2 on $1 ($(cat "$f"))"
-}
-
-cur_sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
 
 # stat_get <disk> <name>: a counter of fwdsched's debugfs "stats" file
 stat_get() {
@@ -68,72 +56,14 @@ tunable_set() {
 }
 
 # reset_tunables <disk>: fwdsched with its defaults again (re-select it)
-reset_tunables() {
-	set_sched "$1" none
-	set_sched "$1" fwdsched
-}
+reset_tunables() { fresh_sched "$1" fwdsched; }
 
-BLK_PID=
-BLK_TMP=
-BLK_PREFIX=
-# blk_start <disk> <prefix>: trace the disk with blktrace until blk_stop.
-# The binary trace stays on the guest's tmpfs (blktrace splices into its
-# output files, which the 9p mount refuses, and reading it back over 9p
-# under emulation is slow); blk_stop keeps two text forms of it.
-blk_start() {
-	mkdir -p "$FWD_OUT/blk"
-	BLK_TMP=$(mktemp -d /tmp/blk.XXXXXX)
-	BLK_PREFIX=$2
-	blktrace -d "/dev/$1" -D "$BLK_TMP" -o "$2" >"$BLK_TMP/log" 2>&1 &
-	BLK_PID=$!
-	sleep 1.5
-	kill -0 "$BLK_PID" 2>/dev/null ||
-		fail "blktrace did not start on $1: $(cat "$BLK_TMP/log")"
-}
+# blk_start <disk> <name>, blk_stop: blktrace_start and blktrace_stop
+# into the test's trace <name>, $FWD_OUT/blk/<name>.txt.
+blk_start() { blktrace_start "$1" "$FWD_OUT/blk/$2.txt"; }
+blk_stop() { blktrace_stop; }
 
-# blk_stop: stop tracing and write $FWD_OUT/blk/<prefix>.txt (fwdlib's
-# format, for tools/fwdlib.py) and <prefix>.events (see blk_events).
-blk_stop() {
-	local fmt p=$BLK_PREFIX
-	[ -n "$BLK_PID" ] || return 0
-	kill -TERM "$BLK_PID" 2>/dev/null
-	wait "$BLK_PID" 2>/dev/null
-	BLK_PID=
-	fmt=$("$FWD_PY" "$FWD_ROOT/tools/fwdlib.py" blkparse-fmt) ||
-		fail "tools/fwdlib.py blkparse-fmt failed"
-	(cd "$BLK_TMP" && blkparse -q -i "$p" -f "$fmt" > "$p.txt" &&
-	 blkparse -q -i "$p" -f '%a %S %n %T.%9t %d %c\n' > "$p.events") ||
-		fail "blkparse of $p failed"
-	mv "$BLK_TMP/$p.txt" "$BLK_TMP/$p.events" "$FWD_OUT/blk/"
-	rm -rf "$BLK_TMP"
-}
-
-# blk_text <prefix>: path of the trace in fwdlib's format
-blk_text() {
-	[ -e "$FWD_OUT/blk/$1.txt" ] || fail "no trace $1 (blk_stop not run?)"
-	echo "$FWD_OUT/blk/$1.txt"
-}
-
-# run_fio <disk> <jobfile> [fio args...]: job from fio-jobs/, json output
-# in $FWD_OUT/<job>.json; FWD_DEV, FWD_RUNTIME, FWD_OFFSET, FWD_SIZE and
-# FWD_IOSIZE default to the disk, 5 s, 0, 64m and 64m; FWD_FIO_PIN, if
-# set, is the CPU list fio runs on.
-run_fio() {
-	local disk=$1 job=$2 name
-	shift 2
-	name=$(basename "$job" .fio)
-	local pin=()
-	[ -z "${FWD_FIO_PIN:-}" ] || pin=(taskset -c "$FWD_FIO_PIN")
-	FWD_DEV=/dev/$disk FWD_RUNTIME=${FWD_RUNTIME:-5} FWD_SIZE=${FWD_SIZE:-64m} \
-		FWD_IOSIZE=${FWD_IOSIZE:-64m} FWD_OFFSET=${FWD_OFFSET:-0} \
-		"${pin[@]}" fio --output-format=json --output="$FWD_OUT/$name.json" \
-		"$FWD_ROOT/fio-jobs/$job" "$@" ||
-		fail "fio $job failed on $disk: $(tail -n 5 "$FWD_OUT/$name.json" 2>/dev/null)"
-	# fio puts its warnings ahead of the JSON in the same file.
-	sed -i -n '/^{/,$p' "$FWD_OUT/$name.json"
-}
-
-# run_fio_ordered <disk> <jobfile> [fio args...]: run_fio such that
+# run_fio_ordered <disk> <job> <out> [fio args...]: run_fio such that
 # blktrace's D order is the scheduler's pick order.  The SD card does one
 # command at a time.  On the other disks, which have one hardware queue
 # per CPU here (see run_tests.sh), fio runs on CPU 0, so every request is
@@ -167,11 +97,13 @@ write_expect_einval() {
 	esac
 }
 
-# blk_events <prefix>: the trace as "action sector nsectors time rwbs cpu"
+# blk_events <name>: the trace as "action sector nsectors time rwbs cpu"
 # lines, one per event, for awk in the tests.
 blk_events() {
-	[ -e "$FWD_OUT/blk/$1.events" ] || fail "no trace $1 (blk_stop not run?)"
-	cat "$FWD_OUT/blk/$1.events"
+	local f=$FWD_OUT/blk/$1.txt
+	[ -e "$f" ] || fail "no trace $1 (blk_stop not run?)"
+	awk '$1 ~ /^[0-9]+,[0-9]+$/ && $2 ~ /^[0-9]+$/ && $7 ~ /^[0-9]+\.[0-9]+$/ {
+		print $3, $5, $6, $7, $4, $2 }' "$f"
 }
 
 # blk_clook <prefix> <read_expire_ms>: check every read dispatch of the
@@ -312,11 +244,3 @@ pure_sweep() {
 	[ -e "$f" ] && echo "${FWD_FAIR_OFF:-4096}" > "$f"
 	return 0
 }
-
-# A test that fails while tracing must not leave blktrace holding the
-# disk for the next test.
-fwd_lib_exit() {
-	[ -z "$BLK_PID" ] || kill -TERM "$BLK_PID" 2>/dev/null
-	[ -z "$BLK_TMP" ] || rm -rf "$BLK_TMP"
-}
-trap fwd_lib_exit EXIT

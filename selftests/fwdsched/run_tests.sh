@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Run the fwdsched selftests in the guest (see tools/vm-run), as root:
+# Run the fwdsched selftests in the guest (see tools/runner/vm-run), as root:
 #
 #   run_tests.sh [-t <test>]... [-d <kind>]...
 #
@@ -12,8 +12,8 @@
 # (default build/<release>/selftest).  Exit 0 when nothing failed.
 set -u
 
-FWD_ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-export FWD_ROOT
+# shellcheck source=tools/lib/guest.sh
+. "$(dirname "$0")/../../tools/lib/guest.sh"
 rel=$(uname -r)
 results=${FWD_RESULTS:-$FWD_ROOT/build/$rel/selftest}
 tests=() kinds=()
@@ -30,31 +30,16 @@ rm -rf "$results"
 mkdir -p "$results"
 
 declare -A disk
+# One hardware queue per CPU on null_blk and scsi_debug, as on NVMe and
+# UFS; it also lets the ordering tests dispatch on one CPU
+# (run_fio_ordered).
 setup_disks() {
 	local d
 	[ -b /dev/mmcblk0 ] && disk[mmc]=mmcblk0
-	modprobe -q configfs
-	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
-	if modprobe -q null_blk nr_devices=0 && [ -d /sys/kernel/config/nullb ]; then
-		# Item named nullb0: 6.x names configfs disks after their item.
-		d=/sys/kernel/config/nullb/nullb0
-		mkdir -p "$d"
-		echo 1024 > "$d/size"
-		echo 1 > "$d/memory_backed"
-		echo 64 > "$d/hw_queue_depth"
-		# One hardware queue per CPU, as on NVMe and UFS; it also lets
-		# the ordering tests dispatch on one CPU (run_fio_ordered).
-		nproc > "$d/submit_queues"
-		echo 1 > "$d/power"
-		disk[nullb]=nullb0
-	fi
-	if modprobe -q scsi_debug dev_size_mb=256 max_queue=64 \
-		submit_queues="$(nproc)"; then
-		udevadm settle 2>/dev/null
-		for d in /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/*; do
-			[ -e "$d" ] && disk[scsi]=$(basename "$d")
-		done
-	fi
+	nullb_create nullb0 memory_backed=1 hw_queue_depth=64 \
+		submit_queues="$(nproc)" && disk[nullb]=nullb0
+	d=$(scsi_debug_create dev_size_mb=256 max_queue=64 \
+		submit_queues="$(nproc)") && disk[scsi]=$d
 }
 
 setup_disks

@@ -30,7 +30,7 @@ tunable_set "$d" read_expire "$expire"
 
 e0=$(stat_get "$d" expired)
 blk_start "$d" deadline
-FWD_RUNTIME=6 FWD_OFFSET=2g FWD_SIZE=1g run_fio "$d" selftest/r16-randread.fio &
+FWD_RUNTIME=6 FWD_OFFSET=2g FWD_SIZE=1g run_fio "$d" selftest/r16-randread "$FWD_OUT/r16-randread" &
 fio_pid=$!
 # fio takes seconds to start under emulation: wait for the load to flow.
 d0=$(stat_get "$d" dispatched)

@@ -27,7 +27,7 @@ blk_start "$d" order
 # At most 16 x 256 reads: enough to judge, and few enough that blktrace
 # keeps up and blkparse stays quick on a fast disk under emulation.
 FWD_RUNTIME=${FWD_RUNTIME:-8} FWD_SIZE=128m FWD_IOSIZE=1m \
-	run_fio_ordered "$d" selftest/r16-randread.fio
+	run_fio_ordered "$d" selftest/r16-randread "$FWD_OUT/r16-randread"
 blk_stop
 s1=$(cat "$(schedfs "$d")/stats")
 delta() { echo $(( $(awk -v n="$1" '$1 == n {print $2}' <<< "$s1") - \

@@ -44,7 +44,7 @@ delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
 
 slack=$(cat "$(iosched "$d")/fair_slack")
 s0=$(cat "$sfs/stats")
-FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m run_fio "$d" selftest/fair-deep-sync.fio
+FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m run_fio "$d" selftest/fair-deep-sync "$FWD_OUT/fair-deep-sync"
 s1=$(cat "$sfs/stats")
 procs=$(cat "$sfs/procs")
 threads=$(cat "$sfs/threads")
@@ -112,7 +112,7 @@ blk_start "$d" pure
 rt=4
 [ "$(disk_kind "$d")" = nullb ] && rt=2
 FWD_RUNTIME=${FWD_RUNTIME:-$rt} FWD_SIZE=256m \
-	run_fio_ordered "$d" selftest/fair-deep-sync.fio
+	run_fio_ordered "$d" selftest/fair-deep-sync "$FWD_OUT/fair-deep-sync"
 blk_stop
 s1=$(cat "$sfs/stats")
 off=$(cat "$sfs/procs")

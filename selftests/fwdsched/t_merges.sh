@@ -12,7 +12,7 @@ d=$1
 reset_tunables "$d"
 m0=$(( $(stat_get "$d" bio_merges) + $(stat_get "$d" rq_merges) + $(stat_get "$d" insert_merges) ))
 blk_start "$d" merges
-FWD_SIZE=8m run_fio "$d" selftest/merge-seqwrite.fio
+FWD_SIZE=8m run_fio "$d" selftest/merge-seqwrite "$FWD_OUT/merge-seqwrite"
 blk_stop
 m1=$(( $(stat_get "$d" bio_merges) + $(stat_get "$d" rq_merges) + $(stat_get "$d" insert_merges) ))
 ev=$(blk_events merges | awk '$1 == "M" || $1 == "F" { n++ } END { print n + 0 }')
@@ -24,6 +24,6 @@ diag "queued $q bios, dispatched $dd requests, $ev M/F events, fwdsched merges +
 [ "$dd" -lt "$q" ] || fail "as many dispatches as bios: nothing merged"
 
 tunable_set "$d" front_merges 0
-FWD_SIZE=4m run_fio "$d" selftest/merge-seqwrite.fio
+FWD_SIZE=4m run_fio "$d" selftest/merge-seqwrite "$FWD_OUT/merge-seqwrite"
 reset_tunables "$d"
 exit 0

@@ -8,7 +8,7 @@
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
 reset_tunables "$d"
-FWD_SIZE=32m run_fio "$d" selftest/verify-crc32c.fio
+FWD_SIZE=32m run_fio "$d" selftest/verify-crc32c "$FWD_OUT/verify-crc32c"
 "$FWD_PY" - "$FWD_OUT/verify-crc32c.json" <<'PY' || fail "fio did not write and verify everything"
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]

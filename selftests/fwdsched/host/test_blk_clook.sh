@@ -14,10 +14,13 @@ mkdir -p "$FWD_OUT/blk"
 n=0 failed=0
 
 # case <name> <expected "dispatches choices violations swaps"> <events...>
+# with events "action sector nsectors time rwbs", written as blkparse
+# text in fwdlib's format.
 case_() {
 	local name=$1 want=$2 got
 	shift 2
-	printf '%s\n' "$@" > "$FWD_OUT/blk/t.events"
+	printf '%s\n' "$@" |
+		awk '{ print "8,0 0", $1, $5, $2, $3, $4, 100, "fio" }' > "$FWD_OUT/blk/t.txt"
 	got=$(blk_clook t 500 2>/dev/null)
 	n=$((n + 1))
 	if [ "$got" = "$want" ]; then

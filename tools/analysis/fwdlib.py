@@ -1,0 +1,554 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""fwdlib: shared analysis for fwdsched benchmarks (blktrace, MMC history, fio).
+
+Library:
+  BLKPARSE_FMT              the blkparse -f format every tool uses
+  parse_blkparse(src)       events from blkparse text (BLKPARSE_FMT or default)
+  dispatch_order(events)    forward / backward / wrap counts over D events
+  request_latencies(events) per-request D2C, Q2C and service time with delta
+  parse_mmc_history(src)    per-command records from the MMC history hook
+  latency_by_sign(recs)     latency summary split by the sign of the delta
+  jain(xs)                  Jain's fairness index
+  parse_fio(src)            per-clone, per-process and total fio figures
+
+CLI (exit 2 with a message naming the file on missing or garbled input):
+  fwdlib.py blkparse-fmt          print BLKPARSE_FMT (escapes kept literal)
+  fwdlib.py order BLK.TXT         dispatch-order counts as JSON
+  fwdlib.py latency BLK.TXT       D2C/Q2C/service split by delta sign as JSON
+  fwdlib.py mmc HISTORY.TXT       service split by delta sign as JSON
+  fwdlib.py jain X [X ...]        Jain's index of the numbers
+  fwdlib.py fio FIO.JSON          fio summary as JSON
+
+Definitions (sectors are 512 bytes, times nanoseconds):
+
+* Sweep position.  After a dispatch (blktrace D) of [sector, sector+blocks)
+  the position of its device is sector+blocks; it starts at 0, as
+  fwdsched's sweep_pos does.  D events with 0 blocks (flushes) are ignored.
+* delta = sector - position before the dispatch (signed).
+* forward: delta >= 0 (this includes continuations, delta == 0, which are
+  also counted on their own); backward: delta < 0.
+* wrap: a backward dispatch at whose time no request of the same data
+  direction (R, W or D) was pending with sector >= position.  This is the
+  C-LOOK wrap to the bottom.  Any other backward dispatch is other_backward
+  (deadline expiry, at-head requeues, or a scheduler that does not sweep).
+  A request is pending from its I event until its D; for a device whose
+  trace has no I events at all (no elevator) from its Q event.  Front
+  merges move the pending sector; a D removes its sector, and a D or C
+  removes all pending sectors of its direction inside it after its first
+  sector (requests merged into it).  In I mode a requeue (R) is not
+  pending until it is inserted again.
+* forward_fraction = forward / dispatches; it is what fwdsched's debugfs
+  "forward"/"dispatched" counters give.  in_order_fraction = (forward +
+  wraps) / dispatches: 1.0 for a pure C-LOOK sweep.
+* D2C = C - D, Q2C = C - Q, paired by (device, sector); a requeue (R)
+  cancels the pending D.  service = C - max(D, previous C of the device):
+  the time the device spent on this request when it serves one at a time
+  (MMC: the next request is issued while the current one is in flight).
+* Jain's index J = (sum x)^2 / (n * sum x^2); None when n == 0 or all x == 0.
+"""
+
+import json
+import math
+import re
+import sys
+
+BLKPARSE_FMT = "%M,%m %c %a %d %S %n %T.%9t %p %C\\n"
+
+# The CPU field is optional: traces written before it was added still parse.
+_FMT_RE = re.compile(
+    r"^(\d+),(\d+) (?:(\d+) )?([A-Za-z]{1,2}) ([A-Z]+) (\d+) (\d+) (\d+)\.(\d{9}) (\d+)(?: (.*))?$")
+# Default blkparse output: "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " + payload.
+_DEF_RE = re.compile(
+    r"^\s*(\d+),(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\.(\d{9})\s+(\d+)\s+([A-Za-z]{1,2})\s+([A-Z]+)\s+"
+    r"(\d+) \+ (\d+)(?: \(\s*\d+\))? \[(.*)\]\s*$")
+
+
+class InputError(Exception):
+    """Missing or malformed input file; str() names the file."""
+
+
+class Event:
+    __slots__ = ("dev", "action", "rwbs", "sector", "blocks", "time_ns",
+                 "pid", "comm", "cpu")
+
+    def __init__(self, dev, action, rwbs, sector, blocks, time_ns, pid=0,
+                 comm="", cpu=None):
+        self.dev = dev
+        self.action = action
+        self.rwbs = rwbs
+        self.sector = sector
+        self.blocks = blocks
+        self.time_ns = time_ns
+        self.pid = pid
+        self.comm = comm
+        self.cpu = cpu
+
+    def __repr__(self):
+        return "Event(%r, %r, %r, %d, %d, %d)" % (
+            self.dev, self.action, self.rwbs, self.sector, self.blocks,
+            self.time_ns)
+
+    @property
+    def direction(self):
+        return rwbs_dir(self.rwbs)
+
+
+def rwbs_dir(rwbs):
+    """'R', 'W', 'D' (discard) or 'N' (no data) from an RWBS string."""
+    s = rwbs[1:] if rwbs.startswith("F") and len(rwbs) > 1 else rwbs
+    c = s[:1]
+    return c if c in ("R", "W", "D") else "N"
+
+
+def _read_text(src):
+    if hasattr(src, "read"):
+        return src.read(), getattr(src, "name", "<stream>")
+    try:
+        with open(src, "r", errors="replace") as f:
+            return f.read(), src
+    except OSError as e:
+        raise InputError("%s: %s" % (src, e.strerror or e)) from None
+
+
+def parse_blkparse_line(line):
+    """An Event for one blkparse line, or None if the line is not an event."""
+    m = _FMT_RE.match(line.rstrip("\n"))
+    if m:
+        g = m.groups()
+        return Event((int(g[0]), int(g[1])), g[3], g[4], int(g[5]), int(g[6]),
+                     int(g[7]) * 1000000000 + int(g[8]), int(g[9]), g[10] or "",
+                     None if g[2] is None else int(g[2]))
+    m = _DEF_RE.match(line)
+    if m:
+        g = m.groups()
+        return Event((int(g[0]), int(g[1])), g[7], g[8], int(g[9]), int(g[10]),
+                     int(g[4]) * 1000000000 + int(g[5]), int(g[6]), g[11],
+                     int(g[2]))
+    return None
+
+
+def parse_blkparse(src):
+    """Events of blkparse text (path, file object or list of lines).
+
+    Lines that are not events (messages, summaries) are skipped.  Raises
+    InputError if the input has text but not a single event line.
+    """
+    if isinstance(src, (list, tuple)):
+        lines, name = src, "<lines>"
+    else:
+        text, name = _read_text(src)
+        lines = text.splitlines()
+    events = []
+    other = 0
+    for line in lines:
+        if not line.strip():
+            continue
+        ev = parse_blkparse_line(line)
+        if ev is None:
+            other += 1
+        else:
+            events.append(ev)
+    if other and not events:
+        raise InputError("%s: no blkparse event lines (expected blkparse -f '%s' "
+                         "or default output)" % (name, BLKPARSE_FMT))
+    return events
+
+
+def _has_inserts(events):
+    return {e.dev for e in events if e.action == "I"}
+
+
+def dispatch_order(events):
+    """Counts of the dispatch order; see the module docstring.
+
+    Returns a dict: dispatches, forward, continuations, backward, wraps,
+    other_backward, forward_fraction, in_order_fraction (None if no
+    dispatches).
+    """
+    with_i = _has_inserts(events)
+    pos = {}
+    pending = {}          # (dev, dir) -> set of pending start sectors
+    c = dict(dispatches=0, forward=0, continuations=0, backward=0, wraps=0,
+             other_backward=0)
+
+    for e in events:
+        d = pending.setdefault((e.dev, e.direction), set())
+        a = e.action
+        start = "I" if e.dev in with_i else "Q"
+        if not e.blocks:
+            continue
+        if a == start or (a == "R" and start == "Q"):
+            d.add(e.sector)
+        elif a == "F":
+            d.discard(e.sector + e.blocks)
+            d.add(e.sector)
+        elif a == "M" and start == "Q":
+            d.discard(e.sector)
+        elif a in ("C", "D"):
+            d.difference_update([s for s in d if e.sector < s < e.sector + e.blocks])
+            if a == "C":
+                continue
+            d.discard(e.sector)
+            p = pos.get(e.dev, 0)
+            c["dispatches"] += 1
+            if e.sector >= p:
+                c["forward"] += 1
+                if e.sector == p:
+                    c["continuations"] += 1
+            else:
+                c["backward"] += 1
+                if any(s >= p for s in d):
+                    c["other_backward"] += 1
+                else:
+                    c["wraps"] += 1
+            pos[e.dev] = e.sector + e.blocks
+    n = c["dispatches"]
+    c["forward_fraction"] = c["forward"] / n if n else None
+    c["in_order_fraction"] = (c["forward"] + c["wraps"]) / n if n else None
+    return c
+
+
+def request_latencies(events):
+    """Per completed request: dict with dev, sector, blocks, dir, delta,
+    q_ns (or None), d_ns, c_ns, d2c_ns, q2c_ns (or None), service_ns.
+    Completions without a traced D are skipped."""
+    pos = {}
+    last_c = {}
+    queued = {}           # (dev, sector) -> Q time
+    issued = {}           # (dev, sector) -> [(d_ns, delta, dir, blocks)]
+    out = []
+    for e in events:
+        k = (e.dev, e.sector)
+        a = e.action
+        if a == "Q":
+            queued.setdefault(k, e.time_ns)
+        elif a == "F" and e.blocks:
+            old = queued.pop((e.dev, e.sector + e.blocks), None)
+            if old is not None:
+                queued[k] = min(old, queued.get(k, old))
+        elif a == "M":
+            if (e.dev, e.sector) in queued and e.blocks:
+                del queued[k]
+        elif a == "D" and e.blocks:
+            p = pos.get(e.dev, 0)
+            issued.setdefault(k, []).append(
+                (e.time_ns, e.sector - p, e.direction, e.blocks))
+            pos[e.dev] = e.sector + e.blocks
+        elif a == "R":
+            lst = issued.get(k)
+            if lst:
+                lst.pop()
+        elif a == "C":
+            lst = issued.get(k)
+            if not lst:
+                continue
+            d_ns, delta, direction, blocks = lst.pop(0)
+            if not lst:
+                del issued[k]
+            q_ns = queued.pop(k, None)
+            prev = last_c.get(e.dev)
+            begin = d_ns if prev is None else max(d_ns, prev)
+            last_c[e.dev] = e.time_ns if prev is None else max(prev, e.time_ns)
+            out.append(dict(dev=e.dev, sector=e.sector, blocks=blocks,
+                            dir=direction, delta=delta, q_ns=q_ns, d_ns=d_ns,
+                            c_ns=e.time_ns, d2c_ns=e.time_ns - d_ns,
+                            q2c_ns=None if q_ns is None else e.time_ns - q_ns,
+                            service_ns=e.time_ns - begin))
+    return out
+
+
+def parse_mmc_history(src):
+    """Records of an MMC history dump.
+
+    Format: '#' comment/header lines, then one command per line:
+    'issue_ns done_ns R|W|O sector nr_sectors err [tag ...]' (the fields
+    of mmc_history/mmc_history.c; extra fields are ignored).  Only data
+    commands (R, W) are returned, sorted by issue time; delta is relative
+    to the end of the previous data command;
+    service_ns = done - issue (the card serves one command at a time).
+    Same keys as request_latencies() (d_ns = issue, c_ns = done).
+    """
+    text, name = _read_text(src)
+    recs = []
+    for n, line in enumerate(text.splitlines(), 1):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        f = s.split()
+        try:
+            if len(f) < 6 or f[2] not in ("R", "W", "O"):
+                raise ValueError
+            issue, done, sector, nr, err = (int(f[0]), int(f[1]), int(f[3]),
+                                            int(f[4]), int(f[5]))
+        except ValueError:
+            raise InputError("%s:%d: not an MMC history line "
+                             "'issue_ns done_ns R|W|O sector nr_sectors err [tag]': %r"
+                             % (name, n, s[:80])) from None
+        recs.append((issue, done, f[2], sector, nr, err))
+    recs.sort(key=lambda r: r[0])
+    out = []
+    pos = 0
+    for issue, done, op, sector, nr, err in recs:
+        if op == "O":
+            continue
+        out.append(dict(dev=None, sector=sector, blocks=nr, dir=op,
+                        delta=sector - pos, q_ns=None, d_ns=issue, c_ns=done,
+                        d2c_ns=done - issue, q2c_ns=None,
+                        service_ns=done - issue, err=err))
+        pos = sector + nr
+    return out
+
+
+def percentile(xs, p):
+    """Nearest-rank percentile (p in 0..100) of xs; None if empty."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = max(1, math.ceil(p / 100.0 * len(s)))
+    return s[k - 1]
+
+
+def summarize(xs_ns):
+    """n, mean, median, p99 of nanosecond values, in microseconds."""
+    xs = [x for x in xs_ns if x is not None]
+    if not xs:
+        return dict(n=0, mean_us=None, median_us=None, p99_us=None)
+    return dict(n=len(xs), mean_us=sum(xs) / len(xs) / 1000.0,
+                median_us=percentile(xs, 50) / 1000.0,
+                p99_us=percentile(xs, 99) / 1000.0)
+
+
+def latency_by_sign(recs, field="d2c_ns"):
+    """Summaries of recs[field] for delta > 0 ('pos'), < 0 ('neg'), == 0
+    ('zero'), plus neg_over_pos = mean(neg) / mean(pos) (None if n/a)."""
+    groups = {"pos": [], "neg": [], "zero": []}
+    for r in recs:
+        g = "pos" if r["delta"] > 0 else "neg" if r["delta"] < 0 else "zero"
+        groups[g].append(r[field])
+    out = {g: summarize(v) for g, v in groups.items()}
+    p, n = out["pos"]["mean_us"], out["neg"]["mean_us"]
+    out["neg_over_pos"] = n / p if p and n is not None else None
+    return out
+
+
+def jain(xs):
+    """Jain's fairness index of xs; None for no values or all zero."""
+    xs = [float(x) for x in xs]
+    for x in xs:
+        if x < 0 or math.isnan(x):
+            raise ValueError("Jain's index needs non-negative numbers, got %r" % x)
+    sq = sum(x * x for x in xs)
+    if not xs or sq == 0:
+        return None
+    return sum(xs) ** 2 / (len(xs) * sq)
+
+
+# ---------------------------------------------------------------- fio
+
+_DIRS = ("read", "write", "trim")
+
+
+def _pct(lat, p):
+    """Percentile p (e.g. '99.000000') of a fio clat_ns/lat_ns block, ns."""
+    if not lat:
+        return None
+    v = (lat.get("percentile") or {}).get(p)
+    return float(v) if v is not None else None
+
+
+def _bins_pct(bins, p):
+    total = sum(bins.values())
+    if not total:
+        return None
+    need = p / 100.0 * total
+    acc = 0
+    for v in sorted(bins):
+        acc += bins[v]
+        if acc >= need:
+            return float(v)
+    return float(max(bins))
+
+
+def _lat_block(d):
+    lat = d.get("clat_ns")
+    if not lat or not lat.get("N", lat.get("mean")):
+        lat = d.get("lat_ns") or lat
+    return lat or {}
+
+
+def _dir_summary(d):
+    lat = _lat_block(d)
+    ios = int(d.get("total_ios", 0) or 0) or int(lat.get("N", 0) or 0)
+    bins = lat.get("bins")
+    return dict(iops=float(d.get("iops", 0.0) or 0.0),
+                bw_kib=float(d.get("bw", 0) or 0),
+                io_bytes=int(d.get("io_bytes", 0) or 0),
+                ios=ios,
+                mean_us=(float(lat["mean"]) / 1000.0) if lat.get("mean") is not None and ios else None,
+                p99_us=_us(_pct(lat, "99.000000")) if ios else None,
+                p999_us=_us(_pct(lat, "99.900000")) if ios else None,
+                bins={int(k): int(v) for k, v in bins.items()} if bins else None)
+
+
+def _us(ns):
+    return None if ns is None else ns / 1000.0
+
+
+def _combine(parts):
+    """Combine per-direction or per-clone summaries: sums for rates, ios-
+    weighted mean, percentiles from merged histograms (fio json+) when
+    every part has them, else the maximum over parts (an upper bound of the
+    combined percentile)."""
+    parts = [p for p in parts if p["ios"]]
+    out = dict(iops=0.0, bw_kib=0.0, io_bytes=0, ios=0, mean_us=None,
+               p99_us=None, p999_us=None, bins=None, pct_exact=True)
+    if not parts:
+        return out
+    for k in ("iops", "bw_kib", "io_bytes", "ios"):
+        out[k] = sum(p[k] for p in parts)
+    means = [(p["mean_us"], p["ios"]) for p in parts if p["mean_us"] is not None]
+    if means:
+        out["mean_us"] = sum(m * n for m, n in means) / sum(n for _, n in means)
+    if all(p.get("bins") for p in parts):
+        bins = {}
+        for p in parts:
+            for v, n in p["bins"].items():
+                bins[v] = bins.get(v, 0) + n
+        out["bins"] = bins
+        out["p99_us"] = _us(_bins_pct(bins, 99.0))
+        out["p999_us"] = _us(_bins_pct(bins, 99.9))
+    elif len(parts) == 1:
+        out["p99_us"], out["p999_us"] = parts[0]["p99_us"], parts[0]["p999_us"]
+        out["pct_exact"] = parts[0].get("pct_exact", True)
+    else:
+        for k in ("p99_us", "p999_us"):
+            vals = [p[k] for p in parts if p[k] is not None]
+            out[k] = max(vals) if vals else None
+        out["pct_exact"] = False
+    return out
+
+
+def load_fio_json(src):
+    """The fio JSON document; tolerates text printed before the JSON."""
+    text, name = _read_text(src)
+    i = text.find("{")
+    if i < 0:
+        raise InputError("%s: not fio JSON output (no '{')" % name)
+    try:
+        doc = json.JSONDecoder().raw_decode(text[i:])[0]
+    except ValueError as e:
+        raise InputError("%s: not fio JSON output: %s" % (name, e)) from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("jobs"), list):
+        raise InputError("%s: fio JSON has no jobs[] list" % name)
+    return doc
+
+
+def parse_fio(src):
+    """Summary of a fio JSON result (path, file, or loaded dict).
+
+    threads:   one entry per jobs[] element (a clone of numjobs), with
+               name, groupid, iops, bw_kib, ios, mean/p99/p99.9 latency
+               (completion latency, µs) over all directions, and per
+               direction figures.
+    processes: jobs[] grouped by jobname (each job section models one
+               process; its clones are its threads), summed.
+    groups:    jobs[] grouped by groupid, summed.
+    total:     all jobs combined.
+    jain_threads / jain_processes: J over per-thread / per-process IOPS.
+    """
+    doc = src if isinstance(src, dict) else load_fio_json(src)
+    threads = []
+    for j in doc["jobs"]:
+        if not isinstance(j, dict):
+            continue
+        dirs = {d: _dir_summary(j[d]) for d in _DIRS if isinstance(j.get(d), dict)}
+        t = _combine(list(dirs.values()))
+        t.update(name=j.get("jobname", "?"), groupid=j.get("groupid", 0),
+                 error=j.get("error", 0), dirs=dirs)
+        threads.append(t)
+
+    def group(keyf):
+        order, groups = [], {}
+        for t in threads:
+            k = keyf(t)
+            if k not in groups:
+                order.append(k)
+                groups[k] = []
+            groups[k].append(t)
+        res = []
+        for k in order:
+            g = _combine(groups[k])
+            g.update(name=k, threads=len(groups[k]))
+            res.append(g)
+        return res
+
+    processes = group(lambda t: t["name"])
+    groups = group(lambda t: t["groupid"])
+    total = _combine(threads)
+    out = dict(threads=threads, processes=processes, groups=groups,
+               total=total,
+               jain_threads=jain([t["iops"] for t in threads]),
+               jain_processes=jain([p["iops"] for p in processes]),
+               fio_version=doc.get("fio version"))
+    return out
+
+
+def _strip_bins(x):
+    if isinstance(x, dict):
+        return {k: _strip_bins(v) for k, v in x.items() if k != "bins"}
+    if isinstance(x, list):
+        return [_strip_bins(v) for v in x]
+    return x
+
+
+# ---------------------------------------------------------------- CLI
+
+USAGE = """usage: fwdlib.py blkparse-fmt
+       fwdlib.py order BLKPARSE.TXT
+       fwdlib.py latency BLKPARSE.TXT
+       fwdlib.py mmc MMC-HISTORY.TXT
+       fwdlib.py jain X [X ...]
+       fwdlib.py fio FIO.JSON"""
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] in ("-h", "--help"):
+        print(USAGE, file=sys.stderr if not argv else sys.stdout)
+        return 0 if argv else 2
+    cmd, args = argv[0], argv[1:]
+    try:
+        if cmd == "blkparse-fmt" and not args:
+            print(BLKPARSE_FMT)
+        elif cmd == "order" and len(args) == 1:
+            print(json.dumps(dispatch_order(parse_blkparse(args[0])), indent=1))
+        elif cmd == "latency" and len(args) == 1:
+            recs = request_latencies(parse_blkparse(args[0]))
+            print(json.dumps({f: latency_by_sign(recs, f)
+                              for f in ("d2c_ns", "q2c_ns", "service_ns")},
+                             indent=1))
+        elif cmd == "mmc" and len(args) == 1:
+            recs = parse_mmc_history(args[0])
+            print(json.dumps(latency_by_sign(recs, "service_ns"), indent=1))
+        elif cmd == "jain" and args:
+            try:
+                xs = [float(a) for a in args]
+                j = jain(xs)
+            except ValueError as e:
+                print("fwdlib: jain: %s" % e, file=sys.stderr)
+                return 2
+            print("n/a" if j is None else "%.6f" % j)
+        elif cmd == "fio" and len(args) == 1:
+            print(json.dumps(_strip_bins(parse_fio(args[0])), indent=1))
+        else:
+            print(USAGE, file=sys.stderr)
+            return 2
+    except InputError as e:
+        print("fwdlib: %s" % e, file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

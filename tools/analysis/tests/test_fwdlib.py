@@ -1,0 +1,399 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests for tools/analysis/fwdlib.py on small recorded inputs in
+tools/analysis/testdata/."""
+
+import io
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(HERE, "testdata")
+sys.path.insert(0, HERE)
+
+import fwdlib  # noqa: E402
+
+ORDER = os.path.join(DATA, "order.blk.txt")
+ORDER_DEFAULT = os.path.join(DATA, "order.default.txt")
+
+# order.blk.txt, D events in order, sweep position before each:
+#   D R 100+8  pos 0    -> forward (+100)                      pos 108
+#   D R 500+8  pos 108  -> forward (+392)                      pos 508
+#   D R 508+8  pos 508  -> forward, continuation (0)           pos 516
+#   D R  50+8  pos 516  -> backward (-466); pending R {300},
+#                          pending W {900} is the other
+#                          direction -> wrap                   pos 58
+#   D R  20+8  pos 58   -> backward (-38); pending R {200,300}
+#                          >= 58 -> other_backward            pos 28
+#   D R 200+8  pos 28   -> forward (+172)                      pos 208
+#   D R 300+8  pos 208  -> forward (+92)                       pos 308
+#   D W 900+8  pos 308  -> forward (+592)                      pos 908
+#   D FWS 0+0           -> ignored (no data)
+# dispatches 8, forward 6, continuations 1, backward 2, wraps 1, other 1,
+# forward_fraction 6/8, in_order_fraction 7/8.
+ORDER_EXPECTED = dict(dispatches=8, forward=6, continuations=1, backward=2,
+                      wraps=1, other_backward=1, forward_fraction=0.75,
+                      in_order_fraction=0.875)
+
+
+def run_cli(*args):
+    p = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py")] + list(args),
+                       capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+class TestBlkparse(unittest.TestCase):
+    def test_format_fields(self):
+        ev = fwdlib.parse_blkparse_line("179,0 D RS 500 8 0.000011000 1002 kworker/1:1H")
+        self.assertEqual(ev.dev, (179, 0))
+        self.assertEqual((ev.action, ev.rwbs, ev.sector, ev.blocks), ("D", "RS", 500, 8))
+        self.assertEqual(ev.time_ns, 11000)
+        self.assertEqual((ev.pid, ev.comm), (1002, "kworker/1:1H"))
+        self.assertIsNone(ev.cpu)       # written before the CPU field
+        ev = fwdlib.parse_blkparse_line("179,0 1 D RS 500 8 0.000011000 1002 kworker/1:1H")
+        self.assertEqual((ev.dev, ev.cpu, ev.action, ev.rwbs, ev.sector, ev.blocks),
+                         ((179, 0), 1, "D", "RS", 500, 8))
+        self.assertEqual((ev.time_ns, ev.pid, ev.comm), (11000, 1002, "kworker/1:1H"))
+
+    def test_command_with_spaces_and_empty(self):
+        ev = fwdlib.parse_blkparse_line("8,16 C WS 7 8 12.000000001 0 my prog")
+        self.assertEqual((ev.dev, ev.time_ns, ev.comm), ((8, 16), 12000000001, "my prog"))
+        ev = fwdlib.parse_blkparse_line("8,16 C WS 7 8 12.000000001 0")
+        self.assertEqual(ev.comm, "")
+
+    def test_default_output_line(self):
+        ev = fwdlib.parse_blkparse_line(
+            "  8,0    3        1     0.000000000   697  G   W 223490 + 8 [kjournald]")
+        self.assertEqual((ev.dev, ev.action, ev.rwbs, ev.sector, ev.blocks, ev.comm),
+                         ((8, 0), "G", "W", 223490, 8, "kjournald"))
+        self.assertEqual(ev.cpu, 3)
+
+    def test_non_event_lines_skipped(self):
+        for line in ("CPU0 (tr):", "Input file tr.blktrace.0 added",
+                     "179,0    1        0     0.000605500     0  m   N fwdsched wrap",
+                     "179,0 D RS x 8 0.1 1 fio"):
+            self.assertIsNone(fwdlib.parse_blkparse_line(line), line)
+
+    def test_garbled_file_raises_naming_it(self):
+        with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+            f.write("this is not\nblkparse output\n")
+        try:
+            with self.assertRaises(fwdlib.InputError) as cm:
+                fwdlib.parse_blkparse(f.name)
+            self.assertIn(f.name, str(cm.exception))
+        finally:
+            os.unlink(f.name)
+
+    def test_empty_input_has_no_events(self):
+        self.assertEqual(fwdlib.parse_blkparse([]), [])
+        c = fwdlib.dispatch_order([])
+        self.assertEqual(c["dispatches"], 0)
+        self.assertIsNone(c["forward_fraction"])
+
+    def test_rwbs_dir(self):
+        self.assertEqual([fwdlib.rwbs_dir(s) for s in ("R", "RS", "WS", "FWS", "FWFS", "D", "N", "RA")],
+                         ["R", "R", "W", "W", "W", "D", "N", "R"])
+
+
+class TestDispatchOrder(unittest.TestCase):
+    def test_recorded_trace(self):
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(ORDER))
+        self.assertEqual(c, ORDER_EXPECTED)
+
+    def test_default_blkparse_output_gives_same_answer(self):
+        # order.default.txt is real blkparse(1) default output of a binary
+        # trace built from order.blk.txt (see test_real_blkparse below).
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(ORDER_DEFAULT))
+        self.assertEqual(c, ORDER_EXPECTED)
+
+    def test_pure_clook_sweep(self):
+        # Pending 10,30,50; sweep 10,30,50, then 5 and 40 arrive; wrap to 5.
+        lines = ["8,0 I R %d 8 0.%09d 1 a" % (s, i) for i, s in enumerate((10, 30, 50))]
+        lines += ["8,0 D R 10 8 0.000000010 1 a", "8,0 D R 30 8 0.000000011 1 a",
+                  "8,0 I R 5 8 0.000000012 1 a", "8,0 I R 40 8 0.000000012 1 a",
+                  "8,0 D R 50 8 0.000000013 1 a", "8,0 D R 5 8 0.000000014 1 a",
+                  "8,0 D R 40 8 0.000000015 1 a"]
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
+        # 10 f, 30 f, 50 f, 5: pos 58, pending {40} < 58 -> wrap, 40 f.
+        self.assertEqual((c["dispatches"], c["forward"], c["wraps"], c["other_backward"]),
+                         (5, 4, 1, 0))
+        self.assertEqual(c["in_order_fraction"], 1.0)
+        self.assertEqual(c["forward_fraction"], 0.8)
+
+    def test_no_insert_events_uses_queue_events(self):
+        # No elevator: no I events, pending from Q.  Back merge of 108 into
+        # 100 must not leave 108 pending; front merge of 92 onto 100 moves it.
+        lines = ["8,0 Q R 200 8 0.000000001 1 a", "8,0 D R 200 8 0.000000002 1 a",
+                 "8,0 Q R 100 8 0.000000003 1 a", "8,0 Q R 108 8 0.000000003 1 a",
+                 "8,0 M R 108 8 0.000000003 1 a", "8,0 Q R 92 8 0.000000003 1 a",
+                 "8,0 F R 92 8 0.000000003 1 a", "8,0 Q R 300 8 0.000000004 1 a",
+                 "8,0 D R 92 24 0.000000005 1 a", "8,0 D R 300 8 0.000000006 1 a"]
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
+        # 200 f (pos 208); 92: pending {300} >= 208 -> other_backward; 300 f.
+        self.assertEqual((c["dispatches"], c["forward"], c["wraps"], c["other_backward"]),
+                         (3, 2, 0, 1))
+
+    def test_merged_request_does_not_block_wrap(self):
+        # I 100 and I 108 are merged in the scheduler into one D 100+16.
+        lines = ["8,0 I R 100 8 0.000000001 1 a", "8,0 I R 108 8 0.000000001 1 a",
+                 "8,0 I R 8 8 0.000000001 1 a", "8,0 D R 100 16 0.000000002 1 a",
+                 "8,0 D R 8 8 0.000000003 1 a"]
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
+        self.assertEqual((c["forward"], c["wraps"], c["other_backward"]), (1, 1, 0))
+
+    def test_requeue_leaves_nothing_pending(self):
+        # Requeued 300 is inserted again and dispatched; then 50 is a wrap.
+        lines = ["8,0 I R 300 8 0.000000001 1 a", "8,0 I R 50 8 0.000000001 1 a",
+                 "8,0 D R 300 8 0.000000002 1 a", "8,0 R R 300 8 0.000000003 1 a",
+                 "8,0 I R 300 8 0.000000004 1 a", "8,0 D R 300 8 0.000000005 1 a",
+                 "8,0 D R 50 8 0.000000006 1 a"]
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
+        # 300 f, 300 again: pos 308 -> backward, 50 still pending below -> wrap;
+        # 50: pos 308, nothing pending -> wrap.
+        self.assertEqual((c["dispatches"], c["forward"], c["wraps"], c["other_backward"]),
+                         (3, 1, 2, 0))
+
+    def test_devices_are_separate(self):
+        lines = ["8,0 D R 100 8 0.000000001 1 a", "8,16 D R 50 8 0.000000002 1 a",
+                 "8,0 D R 108 8 0.000000003 1 a"]
+        c = fwdlib.dispatch_order(fwdlib.parse_blkparse(lines))
+        self.assertEqual((c["forward"], c["continuations"], c["backward"]), (3, 1, 0))
+
+
+class TestLatency(unittest.TestCase):
+    def setUp(self):
+        self.recs = fwdlib.request_latencies(fwdlib.parse_blkparse(ORDER))
+
+    def test_pairs_and_deltas(self):
+        by = {r["sector"]: r for r in self.recs}
+        self.assertEqual(sorted(by), [20, 50, 100, 200, 300, 500, 508, 900])
+        # D2C (µs): 100:100 500:200 508:110 50:180 20:100 200:50 300:50 900:100
+        self.assertEqual({s: r["d2c_ns"] // 1000 for s, r in by.items()},
+                         {100: 100, 500: 200, 508: 110, 50: 180, 20: 100, 200: 50,
+                          300: 50, 900: 100})
+        self.assertEqual({s: r["delta"] for s, r in by.items()},
+                         {100: 100, 500: 392, 508: 0, 50: -466, 20: -38, 200: 172,
+                          300: 92, 900: 592})
+        # service = C - max(D, previous C): 500: 211-110, 508: 231-211, 50: 400-231
+        self.assertEqual((by[500]["service_ns"], by[508]["service_ns"], by[50]["service_ns"]),
+                         (101000, 20000, 169000))
+        self.assertEqual(by[100]["q2c_ns"], 109500)
+        self.assertIsNone(by[500]["q2c_ns"])
+
+    def test_by_sign(self):
+        s = fwdlib.latency_by_sign(self.recs, "d2c_ns")
+        # pos: 100,200,50,50,100 -> mean 100; neg: 180,100 -> 140; zero: 110
+        self.assertEqual((s["pos"]["n"], s["neg"]["n"], s["zero"]["n"]), (5, 2, 1))
+        self.assertAlmostEqual(s["pos"]["mean_us"], 100.0)
+        self.assertAlmostEqual(s["neg"]["mean_us"], 140.0)
+        self.assertAlmostEqual(s["zero"]["mean_us"], 110.0)
+        self.assertAlmostEqual(s["neg_over_pos"], 1.4)
+        sv = fwdlib.latency_by_sign(self.recs, "service_ns")
+        # pos: 100,101,50,50,100 -> 80.2; neg: 169,100 -> 134.5
+        self.assertAlmostEqual(sv["pos"]["mean_us"], 80.2)
+        self.assertAlmostEqual(sv["neg"]["mean_us"], 134.5)
+
+    def test_requeue_cancels_dispatch(self):
+        lines = ["8,0 D R 100 8 0.000001000 1 a", "8,0 R R 100 8 0.000002000 1 a",
+                 "8,0 D R 100 8 0.000005000 1 a", "8,0 C R 100 8 0.000007000 0 b"]
+        recs = fwdlib.request_latencies(fwdlib.parse_blkparse(lines))
+        self.assertEqual([r["d2c_ns"] for r in recs], [2000])
+
+    def test_percentile(self):
+        self.assertEqual(fwdlib.percentile(list(range(1, 101)), 99), 99)
+        self.assertEqual(fwdlib.percentile([5], 99.9), 5)
+        self.assertIsNone(fwdlib.percentile([], 50))
+
+
+class TestMmcHistory(unittest.TestCase):
+    def test_recorded_history(self):
+        recs = fwdlib.parse_mmc_history(os.path.join(DATA, "mmc-history.txt"))
+        # Sorted by issue: 100(+100, 1000ns) 50(-58, 2000) 58(0, 500)
+        # 1000(+934, 800) W10(-998, 3000)
+        self.assertEqual([r["sector"] for r in recs], [100, 50, 58, 1000, 10])
+        self.assertEqual([r["delta"] for r in recs], [100, -58, 0, 934, -998])
+        s = fwdlib.latency_by_sign(recs, "service_ns")
+        self.assertAlmostEqual(s["pos"]["mean_us"], 0.9)
+        self.assertAlmostEqual(s["neg"]["mean_us"], 2.5)
+        self.assertAlmostEqual(s["neg_over_pos"], 2.5 / 0.9)
+
+    def test_bad_line_names_file_and_line(self):
+        with self.assertRaises(fwdlib.InputError) as cm:
+            fwdlib.parse_mmc_history(io.StringIO("# h\n1 2 R 3 4 0\n1 2 X 3 4 0\n"))
+        self.assertIn(":3:", str(cm.exception))
+
+
+class TestJain(unittest.TestCase):
+    def test_values(self):
+        self.assertAlmostEqual(fwdlib.jain([1, 2, 3]), 36 / 42)
+        self.assertAlmostEqual(fwdlib.jain([5, 5, 5, 5]), 1.0)
+        self.assertAlmostEqual(fwdlib.jain([1, 0, 0, 0]), 0.25)
+        self.assertAlmostEqual(fwdlib.jain([7]), 1.0)
+
+    def test_undefined_and_invalid(self):
+        self.assertIsNone(fwdlib.jain([]))
+        self.assertIsNone(fwdlib.jain([0, 0]))
+        with self.assertRaises(ValueError):
+            fwdlib.jain([1, -1])
+
+
+class TestFio(unittest.TestCase):
+    def test_small(self):
+        s = fwdlib.parse_fio(os.path.join(DATA, "fio-small.json"))
+        self.assertEqual([t["iops"] for t in s["threads"]], [300.0, 100.0, 100.0])
+        self.assertEqual([(p["name"], p["iops"], p["threads"]) for p in s["processes"]],
+                         [("deep", 400.0, 2), ("sync", 100.0, 1)])
+        self.assertEqual([(g["name"], g["iops"]) for g in s["groups"]], [(0, 400.0), (1, 100.0)])
+        # J threads = 500^2 / (3 * (300^2+100^2+100^2)) = 250000/330000
+        self.assertAlmostEqual(s["jain_threads"], 250000 / 330000)
+        # J processes = 500^2 / (2 * (400^2+100^2)) = 250000/340000
+        self.assertAlmostEqual(s["jain_processes"], 250000 / 340000)
+        t = s["total"]
+        self.assertEqual((t["iops"], t["ios"]), (500.0, 500))
+        # mean clat weighted by ios: (300*100 + 100*300 + 100*50) / 500 = 130 µs
+        self.assertAlmostEqual(t["mean_us"], 130.0)
+        # no histograms: percentile = max over clones, flagged inexact
+        self.assertEqual((t["p99_us"], t["p999_us"], t["pct_exact"]), (600.0, 800.0, False))
+        deep = s["processes"][0]
+        self.assertAlmostEqual(deep["mean_us"], 150.0)
+        sync = s["processes"][1]
+        self.assertEqual((sync["p99_us"], sync["p999_us"], sync["pct_exact"]), (90.0, 95.0, True))
+
+    def test_real_json_plus(self):
+        path = os.path.join(DATA, "fio-real.json")
+        with open(path) as f:
+            doc = json.load(f)
+        s = fwdlib.parse_fio(path)
+        self.assertEqual([t["iops"] for t in s["threads"]],
+                         [j["read"]["iops"] for j in doc["jobs"]])
+        self.assertEqual([p["name"] for p in s["processes"]], ["deep", "sync"])
+        # One clone's histogram reproduces fio's own percentiles.
+        for t, j in zip(s["threads"], doc["jobs"]):
+            pct = j["read"]["clat_ns"]["percentile"]
+            self.assertEqual(t["p99_us"] * 1000, pct["99.000000"])
+            self.assertEqual(t["p999_us"] * 1000, pct["99.900000"])
+        # Merged histograms: exact, and between the clones' percentiles.
+        deep = s["processes"][0]
+        self.assertTrue(deep["pct_exact"])
+        p99s = [t["p99_us"] for t in s["threads"][:2]]
+        self.assertTrue(min(p99s) <= deep["p99_us"] <= max(p99s))
+        self.assertEqual(deep["ios"], sum(j["read"]["total_ios"] for j in doc["jobs"][:2]))
+
+    def test_garbled(self):
+        for text in ("", "hello", '{"jobs": 3}', '{"jobs": [ '):
+            with self.assertRaises(fwdlib.InputError):
+                fwdlib.load_fio_json(io.StringIO(text))
+
+
+class TestCli(unittest.TestCase):
+    def test_blkparse_fmt(self):
+        rc, out, _ = run_cli("blkparse-fmt")
+        self.assertEqual((rc, out), (0, fwdlib.BLKPARSE_FMT + "\n"))
+        self.assertTrue(out.endswith("\\n\n"))
+
+    def test_order(self):
+        rc, out, _ = run_cli("order", ORDER)
+        self.assertEqual(rc, 0)
+        self.assertEqual(json.loads(out), ORDER_EXPECTED)
+
+    def test_jain(self):
+        rc, out, _ = run_cli("jain", "1", "2", "3")
+        self.assertEqual((rc, out.strip()), (0, "%.6f" % (36 / 42)))
+        rc, _, err = run_cli("jain", "1", "x")
+        self.assertEqual(rc, 2)
+        self.assertIn("x", err)
+
+    def test_fio(self):
+        rc, out, _ = run_cli("fio", os.path.join(DATA, "fio-small.json"))
+        self.assertEqual(rc, 0)
+        self.assertAlmostEqual(json.loads(out)["jain_processes"], 250000 / 340000)
+
+    def test_errors_name_the_file(self):
+        missing = os.path.join(DATA, "no-such-file.txt")
+        for cmd, path in (("order", missing), ("fio", missing), ("mmc", missing),
+                          ("order", os.path.join(DATA, "fio-small.json")),
+                          ("fio", ORDER), ("mmc", ORDER)):
+            rc, out, err = run_cli(cmd, path)
+            self.assertEqual(rc, 2, (cmd, path))
+            self.assertIn(path, err)
+            self.assertEqual(out, "")
+
+    def test_usage(self):
+        self.assertEqual(run_cli()[0], 2)
+        self.assertEqual(run_cli("order")[0], 2)
+        self.assertEqual(run_cli("frobnicate", "x")[0], 2)
+
+
+# blk_io_trace (include/uapi/linux/blktrace_api.h), native endian, version 7.
+_ACT = {"Q": (1, 1 << 4), "M": (2, 0), "F": (3, 0), "R": (6, 1 << 5),
+        "D": (7, 1 << 6), "C": (8, 1 << 7), "I": (12, 1 << 4)}
+
+
+def _trace_record(seq, t, sector, nbytes, action, pid, dev, pdu=b""):
+    return struct.pack("=IIQQIIIIIHH", 0x65617407, seq, t, sector, nbytes,
+                       action, pid, dev, 0, 0, len(pdu)) + pdu
+
+
+def write_binary_trace(events, path):
+    """A blktrace binary file (one CPU) holding @events."""
+    recs, seq = [], 1
+    for pid, comm in {e.pid: e.comm for e in reversed(events)}.items():
+        recs.append(_trace_record(seq, 0, 0, 0, (1 << 10) << 16, pid, 0,
+                                  comm.encode() + b"\0"))
+        seq += 1
+    for e in events:
+        code, cat = _ACT[e.action]
+        tc = cat | (1 << 8)                      # BLK_TC_FS
+        if "W" in e.rwbs:
+            tc |= 1 << 1
+        if "S" in e.rwbs[1:]:
+            tc |= 1 << 3
+        if e.rwbs.startswith("F"):
+            tc |= 1 << 2
+        recs.append(_trace_record(seq, e.time_ns, e.sector, e.blocks * 512,
+                                  code | (tc << 16), e.pid,
+                                  (e.dev[0] << 20) | e.dev[1]))
+        seq += 1
+    with open(path, "wb") as f:
+        f.write(b"".join(recs))
+
+
+@unittest.skipUnless(shutil.which("blkparse"), "blkparse not installed")
+class TestRealBlkparse(unittest.TestCase):
+    """BLKPARSE_FMT through the shell into the real blkparse(1)."""
+
+    def test_format_round_trip(self):
+        events = fwdlib.parse_blkparse(ORDER)
+        with tempfile.TemporaryDirectory() as d:
+            write_binary_trace(events, os.path.join(d, "tr.blktrace.0"))
+            cmd = 'blkparse -i tr -q -f "$(%s %s blkparse-fmt)"' % (
+                sys.executable, os.path.join(HERE, "fwdlib.py"))
+            p = subprocess.run(["sh", "-c", cmd], cwd=d, capture_output=True,
+                               text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            got = fwdlib.parse_blkparse(p.stdout.splitlines())
+            p = subprocess.run(["blkparse", "-i", "tr"], cwd=d,
+                               capture_output=True, text=True)
+            dflt = fwdlib.parse_blkparse(p.stdout.splitlines())
+        t0 = events[0].time_ns          # blkparse counts from the first event
+
+        def key(e):
+            return (e.dev, e.action, e.rwbs, e.sector, e.blocks, e.time_ns, e.pid)
+        self.assertEqual([key(e) for e in got],
+                         [key(e)[:5] + (e.time_ns - t0, e.pid) for e in events])
+        self.assertEqual([e.comm for e in got if e.pid == 1003][0], "fio")
+        self.assertEqual({e.cpu for e in got}, {0})
+        # default output: same events except the 0-block flush lines
+        self.assertEqual([key(e) for e in dflt],
+                         [key(e) for e in got if e.blocks])
+        self.assertEqual(fwdlib.dispatch_order(got), ORDER_EXPECTED)
+
+
+if __name__ == "__main__":
+    unittest.main()

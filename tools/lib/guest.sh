@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The guest side's shell library, sourced by the selftests
+# (selftests/fwdsched/lib.sh, run_tests.sh) and by the guest scripts of
+# tools/guest/.  Runs as root in a guest of tools/runner/vm-run, which
+# mounts the repository at the host's path.  The host side has
+# tools/lib/host.sh.
+#
+#   FWD_ROOT                the repository's top directory
+#   FWD_PY                  the analysis' Python (the host's, through 9p)
+#   die <message>           "<program>: <message>" on stderr, exit 1; the
+#                           selftests turn it into a KTAP failure
+#   iosched <disk>          the disk's scheduler tunables directory
+#   schedfs <disk>          the disk's scheduler debugfs directory
+#   set_sched <disk> <scheduler>
+#   cur_sched <disk>
+#   fresh_sched <disk> <scheduler>
+#   nullb_create <name> [attribute=value...]
+#   scsi_debug_create [parameter=value...]
+#   blktrace_start <disk> <file>, blktrace_stop
+#   run_fio <disk> <job> <out> [fio options...]
+#
+# Errors in these functions end the script through die(); nullb_create
+# and scsi_debug_create return non-zero instead, for the caller to decide
+# (a missing disk kind is a skip in the selftests).
+
+FWD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FWD_PY=/usr/bin/python3
+export FWD_ROOT
+
+die() {
+	echo "$(basename "$0"): $*" >&2
+	exit 1
+}
+
+iosched() { echo "/sys/block/$1/queue/iosched"; }
+schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }
+
+# set_sched <disk> <scheduler>: select it, retrying while the kernel says
+# -EBUSY (7.x elv_iosched_store uses a trylock), and check that it took.
+set_sched() {
+	local f=/sys/block/$1/queue/scheduler _
+	for _ in $(seq 50); do
+		echo "$2" > "$f" 2>/dev/null && break
+		sleep 0.1
+	done
+	grep -q "\[$2\]" "$f" || die "cannot select $2 on $1 ($(cat "$f"))"
+}
+
+# cur_sched <disk>: the scheduler selected on the disk
+cur_sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
+
+# fresh_sched <disk> <scheduler>: select it anew, so that its tunables are
+# the defaults.
+fresh_sched() {
+	set_sched "$1" none
+	set_sched "$1" "$2"
+}
+
+# nullb_create <name> [attribute=value...]: a null_blk disk /dev/<name>
+# made through configfs (6.x names the disk after the item), 1 GiB unless
+# an attribute says otherwise, with the attributes given, powered on.
+# Returns non-zero when null_blk or configfs is missing.
+nullb_create() {
+	local d=/sys/kernel/config/nullb/$1 a
+	shift
+	modprobe -q configfs
+	mountpoint -q /sys/kernel/config || mount -t configfs none /sys/kernel/config
+	modprobe -q null_blk nr_devices=0 || return 1
+	[ -d /sys/kernel/config/nullb ] || return 1
+	mkdir -p "$d" || return 1
+	echo 1024 > "$d/size"
+	for a in "$@"; do
+		echo "${a#*=}" > "$d/${a%%=*}" || return 1
+	done
+	echo 1 > "$d/power"
+}
+
+# scsi_debug_create [parameter=value...]: load scsi_debug with the module
+# parameters given and print the name of its disk.  Returns non-zero when
+# scsi_debug is missing or made no disk.
+scsi_debug_create() {
+	local d disk=
+	modprobe -q scsi_debug "$@" || return 1
+	udevadm settle 2>/dev/null
+	for d in /sys/bus/pseudo/drivers/scsi_debug/adapter*/host*/target*/*/block/*; do
+		[ -e "$d" ] && disk=$(basename "$d")
+	done
+	[ -n "$disk" ] || return 1
+	echo "$disk"
+}
+
+BLK_PID=
+BLK_TMP=
+BLK_OUT=
+# blktrace_start <disk> <file>: trace the disk with blktrace until
+# blktrace_stop, which writes the trace to <file> as blkparse text in the
+# one format of tools/analysis/fwdlib.py (BLKPARSE_FMT).  The binary
+# trace stays on the guest's tmpfs: blktrace splices into its output
+# files, which the 9p mount refuses, and blkparse's small writes into the
+# 9p mount took 45-75 s a run under TCG, against about 1 s on tmpfs plus
+# 1.5 s for one copy.
+blktrace_start() {
+	BLK_TMP=$(mktemp -d /tmp/blk.XXXXXX)
+	BLK_OUT=$2
+	blktrace -d "/dev/$1" -D "$BLK_TMP" -o t > "$BLK_TMP/log" 2>&1 &
+	BLK_PID=$!
+	sleep 1.5
+	kill -0 "$BLK_PID" 2>/dev/null ||
+		die "blktrace did not start on $1: $(cat "$BLK_TMP/log")"
+}
+
+# blktrace_stop: stop the trace of blktrace_start and write its text.
+blktrace_stop() {
+	local fmt
+	[ -n "$BLK_PID" ] || return 0
+	kill -TERM "$BLK_PID" 2>/dev/null
+	wait "$BLK_PID" 2>/dev/null
+	BLK_PID=
+	fmt=$("$FWD_PY" "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
+		die "tools/analysis/fwdlib.py blkparse-fmt failed"
+	(cd "$BLK_TMP" && blkparse -q -i t -f "$fmt" > t.txt) ||
+		die "blkparse of the trace for $BLK_OUT failed"
+	mkdir -p "$(dirname "$BLK_OUT")"
+	cp "$BLK_TMP/t.txt" "$BLK_OUT" || die "cannot write $BLK_OUT"
+	rm -rf "$BLK_TMP"
+	BLK_TMP=
+}
+
+# run_fio <disk> <job> <out> [fio options...]: run fio-jobs/<job>.fio
+# (".fio" may be given) on /dev/<disk> from the repository's top, with
+# fio's JSON (json+, warnings ahead of it removed) in <out>.json and the
+# rest of its output in <out>.log.  The job files' variables: FWD_DEV is
+# /dev/<disk>; FWD_RUNTIME, FWD_SIZE, FWD_IOSIZE and FWD_OFFSET keep the
+# caller's values, else 5 (s), 64m, 64m and 0.  FWD_FIO_PIN, if set, is
+# the CPU list fio runs on.  Dies when fio fails.
+run_fio() {
+	local disk=$1 job=${2%.fio} out=$3 pin=()
+	shift 3
+	[ -z "${FWD_FIO_PIN:-}" ] || pin=(taskset -c "$FWD_FIO_PIN")
+	mkdir -p "$(dirname "$out")"
+	if ! (cd "$FWD_ROOT" &&
+	      FWD_DEV=/dev/$disk FWD_RUNTIME=${FWD_RUNTIME:-5} \
+	      FWD_SIZE=${FWD_SIZE:-64m} FWD_IOSIZE=${FWD_IOSIZE:-64m} \
+	      FWD_OFFSET=${FWD_OFFSET:-0} "${pin[@]}" \
+	      fio --output-format=json+ --output="$out.json" \
+	      "fio-jobs/$job.fio" "$@" > "$out.log" 2>&1); then
+		die "fio $job failed on $disk:" \
+			"$(cat "$out.log" "$out.json" 2>/dev/null | tail -n 5)"
+	fi
+	# fio puts its warnings ahead of the JSON in the same file.
+	sed -i -n '/^{/,$p' "$out.json"
+}
+
+# A script that ends while tracing must not leave blktrace holding the
+# disk.  (A script that sets its own EXIT trap calls blktrace_cleanup
+# there.)
+blktrace_cleanup() {
+	[ -z "$BLK_PID" ] || kill -TERM "$BLK_PID" 2>/dev/null
+	[ -z "$BLK_TMP" ] || rm -rf "$BLK_TMP"
+}
+trap blktrace_cleanup EXIT

@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# The host side's shell library, sourced by every host script of tools/
+# (the guest side has tools/lib/guest.sh):
+#
+#   FWD_ROOT            the repository's top directory
+#   FWD_CACHE           what set-up downloads and builds once (the venv,
+#                       the sid chroot, 7.2's packages); default
+#                       /var/cache/fwdsched
+#   FWD_KERNELS         the kernel series the project supports, from the
+#                       one file that lists them, tools/kernels (one line)
+#   FWD_VM_LOCK         the lock that keeps the machine to one QEMU guest;
+#                       tools/runner/vm-run takes it, no caller does
+#   die <message>       "<program>: <message>" on stderr, then exit with
+#                       FWD_DIE_STATUS (1 unless the script set it)
+#   check_kernels <what> <kernel>...
+#                       die unless every <kernel> is one of FWD_KERNELS
+
+FWD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+FWD_CACHE=${FWD_CACHE:-/var/cache/fwdsched}
+FWD_VM_LOCK=${FWD_VM_LOCK:-/run/fwdsched-vm.lock}
+read -r FWD_KERNELS < "$FWD_ROOT/tools/kernels"
+FWD_DIE_STATUS=1
+
+die() {
+	echo "$(basename "$0"): $*" >&2
+	exit "$FWD_DIE_STATUS"
+}
+
+check_kernels() {
+	local what=$1 k
+	shift
+	for k in "$@"; do
+		[[ " $FWD_KERNELS " == *" $k "* ]] ||
+			die "$what: unknown kernel '$k' (${FWD_KERNELS// /, })"
+	done
+}
