@@ -155,6 +155,7 @@ expect = {  # reads per experiment job, from the paper's definitions
     "fig2-shuffle": {"shuffle": 1024},
     "fig2-rand": {"rand": 1024},
     "fig7-r16x10000-1byte-1g": {"r16x10000-1byte": 16 * 10000},
+    "startup-foreground": {"foreground": 200},
 }.get(name[:-4].replace("-ext4", ""), {})
 bad = [j["jobname"] for j in jobs if j["error"]]
 if bad:
@@ -171,9 +172,9 @@ for job, n in expect.items():
 PYEOF
 }
 if [ -n "$have_fio" ]; then
-	# sparse: the jobs need 1.25 GiB of device, the ext4 variants a 1 GiB
+	# sparse: the jobs need 2.25 GiB of device, the ext4 variants a 1 GiB
 	# file (present at full size, so their layout job writes nothing)
-	truncate -s 2G "$TMP/dev.img"
+	truncate -s 4G "$TMP/dev.img"
 	truncate -s 1G "$TMP/ext4-file.dat"
 fi
 for f in "${files[@]}"; do
