@@ -11,6 +11,9 @@ Library:
   latency_by_sign(recs)     latency summary split by the sign of the delta
   jain(xs)                  Jain's fairness index
   parse_fio(src)            per-clone, per-process and total fio figures
+  waits_behind(events, f)   what was dispatched while each picked request
+                            waited (the benchmark's responsiveness analysis)
+  parse_diskstats(line)     the completed I/O counts of a /proc/diskstats line
 
 CLI (exit 2 with a message naming the file on missing or garbled input):
   fwdlib.py blkparse-fmt          print BLKPARSE_FMT (escapes kept literal)
@@ -500,6 +503,79 @@ def _strip_bins(x):
     if isinstance(x, list):
         return [_strip_bins(v) for v in x]
     return x
+
+
+# ---------------------------------------------------------------- benchmark
+
+def waits_behind(events, subject):
+    """What was dispatched while each subject request waited.
+
+    subject(event) picks requests by their insert event (I; Q on a device
+    traced without I events).  For each picked request, in insert order:
+    dict(sector, i_ns, d_ns, c_ns, reads, writes, write_in_flight,
+    requeues): reads / writes are the other read / write requests
+    dispatched (D) between its insert and its (last) dispatch,
+    write_in_flight whether a write had been dispatched and not completed
+    when it was inserted.  A requeued request (R, then inserted again) is
+    the same request waiting again, not a new one.  A request whose D or
+    C is missing keeps None there."""
+    with_i = {e.dev for e in events if e.action == "I"}
+    pending, issued, requeued, waiting, out = {}, {}, {}, [], []
+    inflight_w = {}
+    for e in events:
+        key = (e.dev, e.sector)
+        start = "I" if e.dev in with_i else "Q"
+        if e.action == start and e.blocks and requeued.get(key):
+            # inserted again: it has been waiting since its requeue
+            pending.setdefault(key, []).append(requeued[key].pop(0))
+        elif e.action == start and e.blocks and subject(e):
+            rec = dict(sector=e.sector, i_ns=e.time_ns, d_ns=None, c_ns=None,
+                       reads=0, writes=0, requeues=0,
+                       write_in_flight=sum(inflight_w.values()) > 0)
+            pending.setdefault(key, []).append(rec)
+            waiting.append(rec)
+            out.append(rec)
+        elif e.action == "D" and e.blocks:
+            mine = pending.get(key) or requeued.get(key)
+            if mine and e.direction == "R":
+                rec = mine.pop(0)
+                rec["d_ns"] = e.time_ns
+                waiting.remove(rec)
+                issued.setdefault(key, []).append(rec)
+            else:
+                for rec in waiting:
+                    if e.direction == "W":
+                        rec["writes"] += 1
+                    elif e.direction == "R":
+                        rec["reads"] += 1
+            if e.direction == "W":
+                inflight_w[key] = inflight_w.get(key, 0) + 1
+        elif e.action in ("C", "R"):
+            if e.direction == "W" and inflight_w.get(key):
+                inflight_w[key] -= 1
+                if not inflight_w[key]:
+                    del inflight_w[key]
+            mine = issued.get(key)
+            if mine and e.direction == "R":
+                rec = mine.pop(0)
+                if e.action == "C":
+                    rec["c_ns"] = e.time_ns
+                else:
+                    rec["d_ns"] = None
+                    rec["requeues"] += 1
+                    requeued.setdefault(key, []).append(rec)
+                    waiting.append(rec)
+    return out
+
+
+def parse_diskstats(text):
+    """Fields of one /proc/diskstats line: reads, read_sectors, writes,
+    write_sectors (completed), name."""
+    f = text.split()
+    if len(f) < 10:
+        raise ValueError("not a /proc/diskstats line: %r" % text[:60])
+    return {"name": f[2], "reads": int(f[3]), "read_sectors": int(f[5]),
+            "writes": int(f[7]), "write_sectors": int(f[9])}
 
 
 # ---------------------------------------------------------------- CLI

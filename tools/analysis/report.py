@@ -1,29 +1,31 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""fwdreport: report.md, summary.json and PNG plots for a tools/bench run.
+"""report: report.md, summary.json and plots of a tools/bench run.
 
-usage: fwdreport.py [--no-plots] [-o REPORT.md] RESULTS_DIR
+usage: report.py [--no-plots] [--targets FILE] [-o REPORT.md] RESULTS_DIR
 
-RESULTS_DIR is one run, results/<timestamp>/ (or results/latest):
+RESULTS_DIR is one run of tools/bench, results/<timestamp>/:
 
-  meta.json                                 optional: kernels, schedulers,
-                                            runtime, ...; "variants":
-                                            {"fwdsched-slack8": {"slack": 8}}
-  <kver>/<model>/<job>/<sched>/fio.json     fio --output-format=json(+)
-                              /blk.txt      blkparse -f "$(fwdlib.py blkparse-fmt)"
-                              /mmc-history.txt  MMC history dump
-                              /debugfs.txt  fwdsched debugfs "stats" lines
-                                            ("<name> <value>", last wins)
+  plan.json                      what was run (benchplan.py): boots, runs
+  runs/<run id>/run.json         status of the run; then, as the plan's
+                fio.json           "record" asked: fio JSON (json+)
+                bg.json            the background's fio JSON (start-up runs)
+                window.json        the background's throughput window
+                card-before.json   the flash card's totals (control window)
+                card-after.json      before and after the run
+                diskstats-before.txt, diskstats-after.txt
+                blk.txt            blkparse text (fwdlib.BLKPARSE_FMT)
+                mmc-history.txt    the MMC history
+                debugfs-stats.txt, debugfs-procs.txt, debugfs-fairness.txt
 
-<sched> is none, mq-deadline, kyber, bfq, fwdsched or a fwdsched variant
-"fwdsched-<tunable><value>" (e.g. fwdsched-slack8; meta.json "variants"
-overrides the parse).  Every file is optional: what is missing or
-unreadable shows as "n/a" and is listed under "Notes".
+Every number comes from the plan's fields and the records of the run ids
+it names; no directory or run name is parsed.  Targets come from
+fio-jobs/targets.json (--targets to use another file).  Writes
+RESULTS_DIR/report.md, summary.json (every number) and plots/*.png.
+Exit status 0, or 2 when the plan is missing or unreadable.
 
-Writes RESULTS_DIR/report.md, RESULTS_DIR/summary.json (all numbers) and
-RESULTS_DIR/plots/*.png.  Ratios ("x dl") are the scheduler's figure
-divided by mq-deadline's for the same kernel, model and job of this run.
-Exit status: 0, or 2 when RESULTS_DIR is missing or holds no results.
+Per-round values (METRICS), medians over rounds and intervals
+(benchstats.py); a ratio pairs the runs of one round.
 """
 
 import json
@@ -31,39 +33,215 @@ import os
 import re
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, "tools", "flashcard"))
+import benchstats as bs  # noqa: E402
+import costmodel  # noqa: E402
 import fwdlib  # noqa: E402
 
-SCHED_ORDER = ["none", "mq-deadline", "kyber", "bfq", "fwdsched"]
-BASELINE = "mq-deadline"
-VARIANT_RE = re.compile(r"^fwdsched-([A-Za-z_]+?)[-_=]?(-?\d+(?:\.\d+)?)$")
+TARGETS = os.path.join(TOP, "fio-jobs", "targets.json")
+SIGNS = costmodel.SIGNS
 FIG4_POINTS = 300        # a short window, so that sweeps show as saw teeth
 
+METRICS = {
+    # headline, nullb-cpu and the papers' figures
+    "iops": "wall-clock IOPS (fio, all processes)",
+    "device_iops": "modelled device IOPS: model commands ÷ modelled busy "
+                   "time of the run (flash card)",
+    "forward_fraction": "forward dispatches ÷ dispatches (blktrace D)",
+    "p99_us": "p99 completion latency (fio), µs",
+    # twoproc and deep-nullb
+    "sync_iops": "the synchronous reader's IOPS",
+    "deep_iops": "the deep reader's IOPS",
+    "total_iops": "both readers' IOPS",
+    "sync_alone": "the synchronous reader's IOPS alone (same round)",
+    "sync_share_fraction": "the synchronous reader's IOPS ÷ its max-min "
+                           "share (its rate alone, or half the total if less)",
+    "deep_share_fraction": "the deep reader's IOPS ÷ its share (the total "
+                           "minus the synchronous reader's share)",
+    "jain_raw": "Jain's index over the two processes' IOPS (the papers')",
+    "jain_share": "Jain's index over IOPS ÷ share",
+    "deep_alone": "the deep reader's IOPS alone (same round, same arm)",
+    "deep_kept": "the deep reader's IOPS with the synchronous reader ÷ "
+                 "alone",
+    # responsiveness
+    "startup_s": "the foreground's 200 reads, s (fio runtime)",
+    "startup_x_idle": "start-up time ÷ idle start-up time (same arm, "
+                      "same round)",
+    "fg_p99_us": "the foreground's p99 read latency, µs",
+    "bg_write_bps": "background writes reaching the device in the "
+                    "window, bytes/s (diskstats)",
+    "bg_read_iops": "background reads completed in the window, per s "
+                    "(diskstats, the foreground's reads taken out)",
+}
 
-def sched_key(name):
-    if name in SCHED_ORDER:
-        return (SCHED_ORDER.index(name), "", 0.0)
-    m = VARIANT_RE.match(name)
-    if m:
-        return (len(SCHED_ORDER), m.group(1), float(m.group(2)))
-    return (len(SCHED_ORDER) + 1, name, 0.0)
+
+class ReportError(Exception):
+    pass
 
 
-def version_key(s):
-    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", s)]
+# Per-round values that are only lower bounds (a start-up stopped at its
+# time limit) are listed under CENSORED + metric.  They stay in medians
+# and intervals of the metric itself (as lower bounds: a start-up "at
+# least 15 s" is judged against "at most 1.5x idle" correctly), but a
+# ratio between two arms leaves out the rounds where either is censored.
+CENSORED = "censored:"
 
 
-def variant_of(name, meta):
-    """(tunable, value) of a fwdsched variant name, or None."""
-    v = (meta.get("variants") or {}).get(name)
-    if isinstance(v, dict) and len(v) == 1:
-        (k, val), = v.items()
+# ---------------------------------------------------------------- records
+
+def _load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def card_device_time(before, after):
+    """Device time of a run from two control-window documents; ValueError
+    when they do not hold the card's totals."""
+    try:
+        d = costmodel.diff_totals(before["totals"], after["totals"])
+        d["commands"], d["busy_us"], d["read"], d["write"]
+    except (KeyError, TypeError, AttributeError) as e:
+        raise ValueError("no card totals (%s)" % e) from None
+    out = {"commands": d["commands"], "busy_us": d["busy_us"],
+           "device_iops": (d["commands"] / d["busy_us"] * 1e6
+                           if d["busy_us"] > 0 else None),
+           "by_sign": {}}
+    for g in SIGNS:
+        n = sum(d[k][g]["commands"] for k in costmodel.KINDS)
+        us = sum(d[k][g]["busy_us"] for k in costmodel.KINDS)
+        out["by_sign"][g] = {"commands": n, "busy_us": us,
+                             "mean_us": us / n if n else None}
+    out["read"] = d["read"]
+    out["write"] = d["write"]
+    return out
+
+
+def fio_runtime_s(doc, names=None):
+    """Longest job runtime of a fio document (seconds)."""
+    best = None
+    for j in doc["jobs"]:
+        if names and j.get("jobname") not in names:
+            continue
+        ms = j.get("job_runtime")
+        if ms is None:
+            ms = max(j.get(d, {}).get("runtime", 0) for d in ("read", "write"))
+        best = ms if best is None else max(best, ms)
+    return None if best is None else best / 1000.0
+
+
+def summarize_waits(recs):
+    done = [r for r in recs if r["d_ns"] is not None]
+    n = len(done)
+    if not n:
+        return None
+    mean = lambda xs: sum(xs) / len(xs) if xs else None
+    return dict(n=len(recs), dispatched=n,
+                wait_us=mean([(r["d_ns"] - r["i_ns"]) / 1e3 for r in done]),
+                service_us=mean([(r["c_ns"] - r["d_ns"]) / 1e3 for r in done
+                                 if r["c_ns"] is not None]),
+                reads=mean([r["reads"] for r in done]),
+                writes=mean([r["writes"] for r in done]),
+                write_in_flight=mean([1.0 if r["write_in_flight"] else 0.0
+                                      for r in recs]))
+
+
+def run_record(root, run, notes, keep_traces=False):
+    """Numbers of one run from its records; None when it has none."""
+    d = os.path.join(root, "runs", run["id"])
+    label = "%s (%s)" % (run["id"], run["label"])
+    try:
+        st = _load_json(os.path.join(d, "run.json"))
+    except (OSError, ValueError) as e:
+        notes.append("%s: no usable run.json (%s): not run or lost" %
+                     (label, e.__class__.__name__))
+        return None
+    if st.get("status") != "ok":
+        notes.append("%s: %s: %s" % (label, st.get("status"),
+                                     st.get("error", "")))
+        return None
+    m = {"tunables_read": st.get("tunables_read")}
+    rec = set(run["record"])
+    fpath = os.path.join(d, "fio.json")
+    try:
+        doc = fwdlib.load_fio_json(fpath)
+        fio = fwdlib.parse_fio(doc)
+        m["iops"] = fio["total"]["iops"]
+        m["p99_us"] = fio["total"]["p99_us"]
+        m["procs"] = {p["name"]: {"iops": p["iops"], "p99_us": p["p99_us"]}
+                      for p in fio["processes"]}
+        m["runtime_s"] = fio_runtime_s(doc)
+        m["jain_threads"] = fio["jain_threads"]
+    except fwdlib.InputError as e:
+        notes.append("%s: %s" % (label, str(e).replace(root + "/", "")))
+        return None
+    if "card" in rec:
         try:
-            return k, float(val)
-        except (TypeError, ValueError):
-            return None
-    m = VARIANT_RE.match(name)
-    return (m.group(1), float(m.group(2))) if m else None
+            docs = []
+            for name in ("card-before.json", "card-after.json"):
+                with open(os.path.join(d, name), "rb") as f:
+                    docs.append(costmodel.parse_control(f.read()))
+            m["device"] = card_device_time(*docs)
+        except (OSError, ValueError) as e:
+            notes.append("%s: card counters unusable (%s)" % (label, e))
+    if "blktrace" in rec:
+        p = os.path.join(d, "blk.txt")
+        try:
+            ev = fwdlib.parse_blkparse(p)
+            m["order"] = fwdlib.dispatch_order(ev)
+            if run["kind"] == "startup" and run["background"]:
+                sectors = run["foreground"]["bs"] // 512
+                w = fwdlib.waits_behind(ev, lambda e: e.direction == "R" and
+                                 e.blocks == sectors)
+                m["waits"] = summarize_waits(w)
+            if keep_traces:
+                m["blk_recs"] = fwdlib.request_latencies(ev)
+        except fwdlib.InputError as e:
+            notes.append("%s: %s" % (label, str(e).replace(root + "/", "")))
+    if "mmc_history" in rec and keep_traces:
+        p = os.path.join(d, "mmc-history.txt")
+        if os.path.exists(p):
+            try:
+                m["mmc_recs"] = fwdlib.parse_mmc_history(p)
+            except fwdlib.InputError as e:
+                notes.append("%s: %s" % (label, e))
+    if "debugfs" in rec:
+        p = os.path.join(d, "debugfs-stats.txt")
+        if os.path.exists(p):
+            m["debugfs"] = parse_debugfs(p)
+    if run["kind"] == "startup":
+        m["startup_s"] = m["runtime_s"]
+        m["fg_p99_us"] = m["p99_us"]
+        done = sum(t["ios"] for t in fio["threads"])
+        # stopped at its time limit before its reads were done: the
+        # start-up took at least that long (a lower bound)
+        m["startup_capped"] = done < run["foreground"].get("count", 0)
+        if run["background"]:
+            try:
+                m.update(window_rates(_load_json(os.path.join(d, "window.json")),
+                                      run["foreground"]["count"],
+                                      run["foreground"]["bs"]))
+            except (OSError, ValueError, KeyError) as e:
+                notes.append("%s: window unusable (%s)" % (label, e))
+    return m
+
+
+def window_rates(w, fg_count, fg_bs):
+    """Background rates over the window of a start-up run: bytes written
+    per second and reads per second reaching the device (the foreground's
+    reads, all inside the window, taken out)."""
+    a, b = fwdlib.parse_diskstats(w["diskstats_start"]), fwdlib.parse_diskstats(w["diskstats_end"])
+    secs = w["t_end"] - w["t_start"]
+    if secs <= 0:
+        raise ValueError("empty window")
+    return {"window_s": secs,
+            "fg_outlasted_window": w.get("fg_end", 0) > w["t_start"] + w["window_s"] + 0.5,
+            "bg_write_bps": (b["write_sectors"] - a["write_sectors"]) * 512 / secs,
+            "bg_read_iops": max(0, b["reads"] - a["reads"] - fg_count) / secs,
+            "bg_read_bps": max(0, (b["read_sectors"] - a["read_sectors"]) * 512
+                               - fg_count * fg_bs) / secs}
 
 
 def parse_debugfs(path):
@@ -76,583 +254,684 @@ def parse_debugfs(path):
     return stats
 
 
-def _short(err, d):
-    """The error message with the directory prefix removed."""
-    return str(err).replace(d.rstrip("/") + "/", "")
+# ---------------------------------------------------------------- derived
 
+def derive(plan, boot, exp, recs):
+    """Per-round values: {(variant, arm): {metric: {round: value}}} of
+    one experiment of one boot.  recs: {run id: record}."""
+    e = plan["experiments"][exp]
+    runs = [r for r in boot["runs"] if r["experiment"] == exp]
+    arms = {}
+    alone = {}
+    for r in runs:
+        m = recs.get(r["id"])
+        if m is None:
+            continue
+        if r["role"] == "alone":
+            alone[(r["variant"], r["arm"], r["round"], r["process"])] = m
+        else:
+            arms[(r["variant"], r["arm"], r["round"])] = (r, m)
+    out = {}
 
-def analyse_sched(d, notes, label):
-    """Numbers of one <sched> directory; missing pieces are None."""
-    r = dict(fio=None, order=None, d2c=None, service=None, service_src=None,
-             kernel_order=None)
-    p = os.path.join(d, "fio.json")
-    if os.path.exists(p):
-        try:
-            r["fio"] = fwdlib.parse_fio(p)
-        except fwdlib.InputError as e:
-            notes.append("%s: %s" % (label, _short(e, d)))
-    else:
-        notes.append("%s: no fio.json" % label)
-    recs = None
-    p = os.path.join(d, "blk.txt")
-    if os.path.exists(p):
-        try:
-            ev = fwdlib.parse_blkparse(p)
-            r["order"] = fwdlib.dispatch_order(ev)
-            recs = fwdlib.request_latencies(ev)
-            r["d2c"] = fwdlib.latency_by_sign(recs, "d2c_ns")
-            r["_blk_recs"] = recs
-        except fwdlib.InputError as e:
-            notes.append("%s: %s" % (label, _short(e, d)))
-    p = os.path.join(d, "mmc-history.txt")
-    mrecs = None
-    if os.path.exists(p):
-        try:
-            mrecs = fwdlib.parse_mmc_history(p)
-        except fwdlib.InputError as e:
-            notes.append("%s: %s" % (label, _short(e, d)))
-    if mrecs:
-        r["service"] = fwdlib.latency_by_sign(mrecs, "service_ns")
-        r["service_src"] = "mmc"
-        r["_svc_recs"] = mrecs
-    elif recs:
-        r["service"] = fwdlib.latency_by_sign(recs, "service_ns")
-        r["service_src"] = "blktrace"
-        r["_svc_recs"] = recs
-    p = os.path.join(d, "debugfs.txt")
-    if os.path.exists(p):
-        try:
-            st = parse_debugfs(p)
-        except OSError as e:
-            notes.append("%s: debugfs.txt: %s" % (label, e))
-            st = {}
-        if st.get("dispatched"):
-            r["kernel_order"] = dict(
-                dispatched=st["dispatched"], forward=st.get("forward"),
-                wraps=st.get("wraps"), expired=st.get("expired"),
-                forward_fraction=(st["forward"] / st["dispatched"]
-                                  if "forward" in st else None))
-    return r
+    def put(var, arm, metric, rnd, v, censored=False):
+        if v is not None:
+            out.setdefault((var, arm), {}).setdefault(metric, {})[rnd] = v
+            if censored:
+                out[(var, arm)].setdefault(CENSORED + metric, {})[rnd] = True
 
-
-ROUND_RE = re.compile(r"round([0-9]+)\.json$")
-
-
-def round_iops(d, first, notes, label):
-    """{round: IOPS} of a <sched> directory with repeated rounds, or None
-    without rounds.  Round 1 is fio.json, already parsed by
-    analyse_sched(): its IOPS are @first (None if it was unusable, which
-    analyse_sched() has noted); round<k>.json are the others."""
-    files = {int(m.group(1)): f for f in os.listdir(d)
-             for m in [ROUND_RE.match(f)] if m and int(m.group(1)) > 1}
-    if not files:
+    def find_alone(var, arm, rnd, proc):
+        for key in ((var, arm, rnd, proc), (var, None, rnd, proc),
+                    (None, arm, rnd, proc), (None, None, rnd, proc)):
+            if key in alone:
+                return alone[key]
         return None
-    out = {} if first is None else {1: first}
-    for k in sorted(files):
-        try:
-            out[k] = fwdlib.parse_fio(os.path.join(d, files[k]))["total"]["iops"]
-        except (OSError, ValueError, fwdlib.InputError) as e:
-            notes.append("%s: %s: %s" % (label, files[k], e))
+
+    roles = e.get("processes", {"deep": "async", "sync": "sync"})
+    for (var, arm, rnd), (r, m) in arms.items():
+        if exp == "responsiveness":
+            capped = m.get("startup_capped", False)
+            put(var, arm, "startup_s", rnd, m.get("startup_s"), capped)
+            put(var, arm, "fg_p99_us", rnd, m.get("fg_p99_us"))
+            idle = arms.get(("idle", arm, rnd))
+            if var != "idle" and idle and m.get("startup_s") and idle[1].get("startup_s"):
+                put(var, arm, "startup_x_idle", rnd, m["startup_s"] / idle[1]["startup_s"],
+                    capped or idle[1].get("startup_capped", False))
+            if r["background"]:
+                if "writer" in r["background"]["streams"]:
+                    put(var, arm, "bg_write_bps", rnd, m.get("bg_write_bps"))
+                if "reader" in r["background"]["streams"]:
+                    put(var, arm, "bg_read_iops", rnd, m.get("bg_read_iops"))
+            continue
+        put(var, arm, "iops", rnd, m.get("iops"))
+        put(var, arm, "p99_us", rnd, m.get("p99_us"))
+        dev = m.get("device")
+        if dev:
+            put(var, arm, "device_iops", rnd, dev["device_iops"])
+            for g in SIGNS:
+                put(var, arm, "svc_%s_us" % g, rnd, dev["by_sign"][g]["mean_us"])
+        if m.get("order"):
+            put(var, arm, "forward_fraction", rnd, m["order"]["forward_fraction"])
+        if exp in ("twoproc", "deep-nullb"):
+            procs = m.get("procs", {})
+            s = procs.get(roles["sync"], {}).get("iops")
+            dp = procs.get(roles["deep"], {}).get("iops")
+            if s is None or dp is None:
+                continue
+            total = s + dp
+            put(var, arm, "sync_iops", rnd, s)
+            put(var, arm, "deep_iops", rnd, dp)
+            put(var, arm, "total_iops", rnd, total)
+            put(var, arm, "jain_raw", rnd, fwdlib.jain([s, dp]))
+            sa = find_alone(var, None, rnd, roles["sync"])
+            if sa is not None and sa.get("iops"):
+                share = min(sa["iops"], total / 2)
+                put(var, arm, "sync_alone", rnd, sa["iops"])
+                put(var, arm, "sync_share_fraction", rnd, s / share)
+                if total - share > 0:
+                    put(var, arm, "deep_share_fraction", rnd, dp / (total - share))
+                    put(var, arm, "jain_share", rnd,
+                        fwdlib.jain([s / share, dp / (total - share)]))
+            da = find_alone(var, arm, rnd, roles["deep"])
+            if da is not None and da.get("iops"):
+                put(var, arm, "deep_alone", rnd, da["iops"])
+                put(var, arm, "deep_kept", rnd, dp / da["iops"])
     return out
 
 
-def median(xs):
-    xs = sorted(xs)
-    if not xs:
-        return None
-    m = len(xs) // 2
-    return xs[m] if len(xs) % 2 else (xs[m - 1] + xs[m]) / 2
+# ---------------------------------------------------------------- markdown
 
-
-def rounds_section(rounds, scheds, jsum):
-    """Markdown for repeated interleaved rounds: IOPS per round and the
-    median over rounds of each round's ratio to mq-deadline and to none
-    (a ratio pairs runs of the same round, which ran back to back)."""
-    ks = sorted({k for s in scheds for k in (rounds.get(s) or {})})
-    if not ks:
-        return []
-    rows = []
-    for s in scheds:
-        mine = rounds.get(s) or {}
-        row = [s] + [fmt(mine.get(k), "%.0f") for k in ks]
-        js = dict(rounds_iops={str(k): v for k, v in mine.items()},
-                  rounds_iops_median=median(list(mine.values())))
-        row.append(fmt(js["rounds_iops_median"], "%.0f"))
-        for ref, key in ((BASELINE, "rounds_x_dl_median"), ("none", "rounds_x_none_median")):
-            other = rounds.get(ref) or {}
-            js[key] = median([mine[k] / other[k] for k in mine
-                              if other.get(k)])
-            row.append(fmt(js[key], "%.2f"))
-        jsum["scheds"].setdefault(s, {}).update(js)
-        rows.append(row)
-    md = ["### Repeated rounds (interleaved)", "",
-          "Each round ran every scheduler once, back to back, in a rotated order. "
-          "x dl and x none are medians over rounds of the ratio within a round.", ""]
-    md += table(["scheduler"] + ["round %d" % k for k in ks] +
-                ["median IOPS", "x dl", "x none"], rows)
-    md.append("")
-    return md
-
-
-def scan(root):
-    """{(kver, model, job): {sched: dir}} of the run directory."""
-    found = {}
-    for kver in sorted(os.listdir(root), key=version_key):
-        kd = os.path.join(root, kver)
-        if not os.path.isdir(kd) or kver == "plots":
-            continue
-        for model in sorted(os.listdir(kd)):
-            md = os.path.join(kd, model)
-            if not os.path.isdir(md):
-                continue
-            for job in sorted(os.listdir(md)):
-                jd = os.path.join(md, job)
-                if not os.path.isdir(jd):
-                    continue
-                for sched in os.listdir(jd):
-                    sd = os.path.join(jd, sched)
-                    if os.path.isdir(sd):
-                        found.setdefault((kver, model, job), {})[sched] = sd
-    return found
-
-
-def ratio(a, b):
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
+def table(head, rows):
+    out = ["| " + " | ".join(head) + " |",
+           "|" + "|".join("---" if i == 0 else "--:" for i in range(len(head))) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return out
 
 
 def fmt(x, spec="%.1f"):
     return "n/a" if x is None else spec % x
 
 
-def fio_fig(r, key):
-    f = r["fio"]
-    if not f:
-        return None
-    if key in ("jain_threads", "jain_processes"):
-        return f[key]
-    return f["total"][key]
+def cov_note(plan):
+    n = plan["settings"]["rounds"]
+    if n < 2:
+        return ("one round: no intervals; a ratio is a single measurement, "
+                "and no target can be met or missed")
+    k = bs.order_k(n)
+    return ("%d rounds: interval [x(%d), x(%d)] of the sorted per-round "
+            "values, coverage %.1f %%%s" %
+            (n, k, n + 1 - k, 100 * bs.coverage(n, k),
+             "" if bs.coverage(n, k) >= bs.LEVEL else
+             " (below 95 %: more rounds are needed for 95 %; 6 give 96.9 %)"))
 
 
-def get(d, *path):
-    for k in path:
-        if d is None:
-            return None
-        d = d.get(k)
-    return d
+class Report:
+    def __init__(self, root, plan, targets, plots=True):
+        self.root, self.plan, self.targets = root, plan, targets
+        self.notes = []
+        self.md = []
+        self.summary = {"plan": {k: plan.get(k) for k in
+                                 ("created", "commit", "dirty", "command",
+                                  "settings", "host", "estimate_s")},
+                        "boots": {}, "targets": []}
+        self.plots = plots
+        self.plot_dir = os.path.join(root, "plots")
+        self.arm_ids = [a["id"] for a in plan["arms"]]
+        self.base = plan["baseline"]
+        self.values = {}      # (boot id, exp) -> derive()
+        self.records = {}     # boot id -> {run id: record}
 
+    # -- helpers
+    def series(self, bid, exp, var, arm, metric):
+        return (self.values.get((bid, exp)) or {}).get((var, arm), {}).get(metric, {})
 
-# ---------------------------------------------------------------- plots
+    def iv(self, bid, exp, var, arm, metric, versus=None):
+        s = self.series(bid, exp, var, arm, metric)
+        cens = self.series(bid, exp, var, arm, CENSORED + metric)
+        if versus is None:
+            iv = bs.interval(list(s.values()))
+            iv["rounds"] = s
+            iv["censored"] = len(cens)
+            return iv
+        other = self.series(bid, exp, var, versus, metric)
+        cens = dict(cens, **self.series(bid, exp, var, versus, CENSORED + metric))
+        iv = bs.ratio_interval({r: v for r, v in s.items() if r not in cens}, other)
+        iv["censored"] = len([r for r in cens if r in s and r in other])
+        return iv
 
-def _plt():
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    return plt
+    def med(self, bid, exp, var, arm, metric):
+        return bs.median(self.series(bid, exp, var, arm, metric).values())
 
+    def arms_in(self, bid, exp, var):
+        v = self.values.get((bid, exp)) or {}
+        return [a for a in self.arm_ids if (var, a) in v]
 
-def plot_bars(path, title, res, scheds):
-    """Fig 2/3: IOPS per fio job section (process), one bar per scheduler."""
-    plt = _plt()
-    names = []
-    for s in scheds:
-        for p in get(res[s], "fio", "processes") or []:
-            if p["name"] not in names:
-                names.append(p["name"])
-    if not names:
-        return False
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(names) * len(scheds) / 3), 4))
-    w = 0.8 / len(scheds)
-    for i, s in enumerate(scheds):
-        vals = []
-        for n in names:
-            ps = [p for p in get(res[s], "fio", "processes") or [] if p["name"] == n]
-            vals.append(ps[0]["iops"] if ps else 0)
-        ax.bar([k + i * w - 0.4 + w / 2 for k in range(len(names))], vals, w, label=s)
-    ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names)
-    ax.set_ylabel("IOPS")
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
+    def variants(self, bid, exp):
+        seen = []
+        for r in self.boot(bid)["runs"]:
+            if r["experiment"] == exp and r["role"] == "arm" and \
+                    r["variant"] not in seen:
+                seen.append(r["variant"])
+        return seen
 
+    def boot(self, bid):
+        return next(b for b in self.plan["boots"] if b["id"] == bid)
 
-def _grid(plt, n):
-    cols = min(n, 3)
-    rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.4 * rows), squeeze=False)
-    for k in range(n, rows * cols):
-        axes[k // cols][k % cols].axis("off")
-    return fig, [axes[k // cols][k % cols] for k in range(n)]
+    def boot_title(self, b):
+        dev = b["device"]
+        if dev["kind"] == "flashcard":
+            return "kernel %s, flash card `%s`" % (b["kernel"], dev["spec"])
+        return "kernel %s, null_blk" % b["kernel"]
 
+    # -- collection
+    def collect(self):
+        for b in self.plan["boots"]:
+            recs = {}
+            first_round = {}
+            for r in b["runs"]:
+                keep = (r["experiment"] == "headline" and r["round"] == 1)
+                m = run_record(self.root, r, self.notes, keep_traces=keep)
+                if m is not None:
+                    recs[r["id"]] = m
+                first_round.setdefault(r["experiment"], r)
+            self.records[b["id"]] = recs
+            gj = os.path.join(self.root, "boots", b["id"], "guest.json")
+            if not os.path.exists(gj):
+                self.notes.append("%s: no guest.json: the boot did not run or "
+                                  "failed early (see boots/%s/console.log)" %
+                                  (b["id"], b["id"]))
+            exps = []
+            for r in b["runs"]:
+                if r["experiment"] not in exps:
+                    exps.append(r["experiment"])
+            for e in exps:
+                self.values[(b["id"], e)] = derive(self.plan, b, e, recs)
 
-def plot_issue_vs_addr(path, title, res, scheds):
-    """Fig 4: issue time vs address of the first FIG4_POINTS commands."""
-    have = [s for s in scheds if res[s].get("_svc_recs")]
-    if not have:
-        return False
-    plt = _plt()
-    fig, axes = _grid(plt, len(have))
-    for ax, s in zip(axes, have):
-        recs = sorted(res[s]["_svc_recs"], key=lambda r: r["d_ns"])[:FIG4_POINTS]
-        t0 = recs[0]["d_ns"]
-        ax.plot([(r["d_ns"] - t0) / 1e6 for r in recs],
-                [r["sector"] * 512 / 2**20 for r in recs], ".-", ms=3, lw=0.3)
-        ax.set_title("%s (%s)" % (s, res[s]["service_src"]), fontsize="small")
-        ax.set_xlabel("issue time (ms)")
-        ax.set_ylabel("address (MiB)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
-
-
-def plot_delta_vs_service(path, title, res, scheds):
-    """Fig 5/6: signed address delta vs service time."""
-    have = [s for s in scheds if res[s].get("_svc_recs")]
-    if not have:
-        return False
-    plt = _plt()
-    fig, axes = _grid(plt, len(have))
-    for ax, s in zip(axes, have):
-        recs = res[s]["_svc_recs"]
-        ax.plot([r["delta"] * 512 / 2**20 for r in recs],
-                [r["service_ns"] / 1e6 for r in recs], ".", ms=2, alpha=0.5)
-        ax.axvline(0, color="grey", lw=0.5)
-        ax.set_title("%s (%s)" % (s, res[s]["service_src"]), fontsize="small")
-        ax.set_xlabel("address delta (MiB)")
-        ax.set_ylabel("service time (ms)")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
-
-
-def plot_family(path, title, jobs):
-    """Fig 2/3 side by side: total IOPS of related jobs (fig2-sort,
-    fig2-shuffle, ...), one bar per scheduler.  jobs: [(label, {sched: iops})]."""
-    scheds = []
-    for _, v in jobs:
-        for s in v:
-            if s not in scheds:
-                scheds.append(s)
-    scheds.sort(key=sched_key)
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(jobs) * len(scheds)), 4))
-    w = 0.8 / len(scheds)
-    for i, s in enumerate(scheds):
-        ax.bar([k + i * w - 0.4 + w / 2 for k in range(len(jobs))],
-               [v.get(s) or 0 for _, v in jobs], w, label=s)
-    ax.set_xticks(range(len(jobs)))
-    ax.set_xticklabels([lab for lab, _ in jobs], fontsize="small")
-    ax.set_ylabel("IOPS")
-    ax.set_title(title)
-    ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
-
-
-def plot_jain_sweep(path, title, tunable, pts):
-    """J over threads and processes against a fwdsched tunable."""
-    plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    xs = [p[0] for p in pts]
-    for k, lab in ((1, "J over threads"), (2, "J over processes")):
-        ys = [p[k] for p in pts]
-        if any(y is not None for y in ys):
-            ax.plot([x for x, y in zip(xs, ys) if y is not None],
-                    [y for y in ys if y is not None], "o-", label=lab)
-    ax.set_xlabel(tunable)
-    ax.set_ylabel("Jain's index")
-    ax.set_ylim(0, 1.05)
-    ax2 = ax.twinx()
-    iy = [(x, p[3]) for x, p in zip(xs, pts) if p[3] is not None]
-    if iy:
-        ax2.plot([a for a, _ in iy], [b for _, b in iy], "s--", color="grey",
-                 label="IOPS x mq-deadline")
-        ax2.set_ylabel("IOPS x mq-deadline")
-    ax.legend(loc="lower left", fontsize="small")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return True
-
-
-# ---------------------------------------------------------------- report
-
-def table(head, rows):
-    out = ["| " + " | ".join(head) + " |",
-           "|" + "|".join("---" if i == 0 else "--:" for i in range(len(head))) + "|"]
-    out += ["| " + " | ".join(r) + " |" for r in rows]
-    return out
-
-
-def build(root, plots=True, out_md=None):
-    root = root.rstrip("/") or "/"
-    meta, notes = {}, []
-    mp = os.path.join(root, "meta.json")
-    if os.path.exists(mp):
-        try:
-            with open(mp) as f:
-                meta = json.load(f)
-            if not isinstance(meta, dict):
-                raise ValueError("not a JSON object")
-        except (OSError, ValueError) as e:
-            notes.append("meta.json: unreadable (%s)" % e)
-            meta = {}
-    else:
-        notes.append("meta.json: missing")
-    found = scan(root)
-    if not found:
-        raise fwdlib.InputError("%s: no <kver>/<model>/<job>/<sched>/ result "
-                                "directories" % root)
-    plot_dir = os.path.join(root, "plots")
-    if plots:
-        try:
-            _plt()
-            os.makedirs(plot_dir, exist_ok=True)
-        except Exception as e:  # matplotlib missing or unusable
-            notes.append("plots: n/a (%s)" % e)
-            plots = False
-
-    md = ["# fwdsched benchmark report", ""]
-    md.append("Run `%s`." % os.path.basename(os.path.realpath(root)))
-    for k in sorted(meta):
-        if k != "variants":
-            md.append("- %s: %s" % (k, json.dumps(meta[k]) if not isinstance(meta[k], str)
-                                    else meta[k]))
-    md += ["", "Ratios (x dl) are divided by mq-deadline of the same kernel, model and job "
-           "in this run. Latency is fio completion latency over all clones (p99/p99.9 exact "
-           "from merged json+ histograms, else the largest clone's, marked *). "
-           "fwd = forward dispatches / dispatches from blktrace D events; in-order = "
-           "(forward + C-LOOK wraps) / dispatches; D2C split by the sign of the address delta "
-           "from the end of the previous dispatch (definitions: tools/analysis/fwdlib.py).", ""]
-    summary = dict(meta=meta, jobs=[])
-
-    for (kver, model, job), dirs in sorted(found.items(),
-                                           key=lambda kv: (version_key(kv[0][0]),) + kv[0][1:]):
-        scheds = sorted(dirs, key=sched_key)
-        res = {s: analyse_sched(dirs[s], notes, "%s/%s/%s/%s" % (kver, model, job, s))
-               for s in scheds}
-        base = res.get(BASELINE)
-        if base is None:
-            notes.append("%s/%s/%s: no mq-deadline, ratios n/a" % (kver, model, job))
-        md += ["## %s / %s / %s" % (kver, model, job), ""]
-        jsum = dict(kver=kver, model=model, job=job, scheds={})
-
-        rows = []
-        for s in scheds:
-            r = res[s]
-            row = [s]
-            js = dict()
-            for key, spec in (("iops", "%.0f"), ("mean_us", "%.1f"), ("p99_us", "%.1f"),
-                              ("p999_us", "%.1f")):
-                v = fio_fig(r, key)
-                b = fio_fig(base, key) if base else None
-                js[key] = v
-                js[key + "_x_dl"] = ratio(v, b)
-                cell = fmt(v, spec)
-                if key in ("p99_us", "p999_us") and v is not None and \
-                        not r["fio"]["total"].get("pct_exact", True):
-                    cell += "*"
-                row += [cell, fmt(ratio(v, b), "%.2f")]
-            for key in ("jain_threads", "jain_processes"):
-                js[key] = fio_fig(r, key)
-                row.append(fmt(js[key], "%.3f"))
-            rows.append(row)
-            jsum["scheds"][s] = js
-        md += ["### Throughput, latency and fairness", ""]
-        md += table(["scheduler", "IOPS", "x dl", "mean µs", "x dl", "p99 µs", "x dl",
-                     "p99.9 µs", "x dl", "J threads", "J procs"], rows)
+    # -- sections
+    def header(self):
+        p = self.plan
+        s = p["settings"]
+        md = ["# fwdsched benchmark report", ""]
+        md.append("Run `%s`: %s, commit `%s`%s." % (
+            os.path.basename(os.path.realpath(self.root)), p["created"],
+            p.get("commit") or "?", " (with uncommitted changes)" if p.get("dirty") else ""))
         md.append("")
-
-        rows = []
-        for s in scheds:
-            r, js = res[s], jsum["scheds"][s]
-            o = r["order"]
-            ff = get(o, "forward_fraction")
-            js.update(order=o, d2c=r["d2c"], service=r["service"],
-                      service_src=r["service_src"], kernel_order=r["kernel_order"],
-                      forward_fraction_x_dl=ratio(ff, get(base, "order", "forward_fraction")))
-            rows.append([s, fmt(get(o, "dispatches"), "%d"), fmt(ff, "%.3f"),
-                         fmt(js["forward_fraction_x_dl"], "%.2f"),
-                         fmt(get(o, "in_order_fraction"), "%.3f"),
-                         fmt(get(o, "wraps"), "%d"), fmt(get(o, "other_backward"), "%d"),
-                         fmt(get(r, "kernel_order", "forward_fraction"), "%.3f"),
-                         fmt(get(r, "d2c", "pos", "mean_us")),
-                         fmt(get(r, "d2c", "neg", "mean_us")),
-                         fmt(get(r, "d2c", "neg_over_pos"), "%.2f"),
-                         fmt(get(r, "service", "pos", "mean_us")),
-                         fmt(get(r, "service", "neg", "mean_us")),
-                         fmt(get(r, "service", "neg_over_pos"), "%.2f"),
-                         r["service_src"] or "n/a"])
-        rounds = {s: round_iops(dirs[s], fio_fig(res[s], "iops"), notes,
-                                "%s/%s/%s/%s" % (kver, model, job, s))
-                  for s in scheds}
-        md += rounds_section({s: v for s, v in rounds.items() if v}, scheds, jsum)
-
-        md += ["### Dispatch order and service time by delta sign", ""]
-        if not any(r["order"] or r["service"] or r["kernel_order"] for r in res.values()):
-            md += ["n/a (no blk.txt, mmc-history.txt or debugfs.txt)", ""]
-            rows = None
-        if rows:
-            md += table(["scheduler", "dispatches", "fwd", "x dl", "in-order", "wraps",
-                     "other back", "fwd (debugfs)", "D2C Δ>0 µs", "D2C Δ<0 µs", "Δ<0/Δ>0",
-                     "svc Δ>0 µs", "svc Δ<0 µs", "Δ<0/Δ>0", "svc source"], rows)
-            md.append("")
-
-        procs = []
-        for s in scheds:
-            for p in get(res[s], "fio", "processes") or []:
-                if p["name"] not in procs:
-                    procs.append(p["name"])
-        if len(procs) > 1:
-            head, rows = ["scheduler"], []
-            for n in procs:
-                head += ["%s IOPS" % n, "%s p99 µs" % n, "x dl"]
-            for s in scheds:
-                row = [s]
-                per = {}
-                for n in procs:
-                    p = [x for x in get(res[s], "fio", "processes") or [] if x["name"] == n]
-                    b = [x for x in get(base, "fio", "processes") or [] if x["name"] == n]
-                    v = p[0] if p else {}
-                    bp = b[0]["p99_us"] if b else None
-                    row += [fmt(v.get("iops"), "%.0f"), fmt(v.get("p99_us")),
-                            fmt(ratio(v.get("p99_us"), bp), "%.2f")]
-                    per[n] = dict(iops=v.get("iops"), p99_us=v.get("p99_us"),
-                                  p99_x_dl=ratio(v.get("p99_us"), bp))
-                jsum["scheds"][s]["processes"] = per
-                rows.append(row)
-            md += ["### Per process", ""] + table(head, rows) + [""]
-
-        # J against a fwdsched tunable
-        sweeps = {}
-        for s in scheds:
-            v = variant_of(s, meta)
-            if v:
-                sweeps.setdefault(v[0], []).append(
-                    (v[1], jsum["scheds"][s]["jain_threads"],
-                     jsum["scheds"][s]["jain_processes"], jsum["scheds"][s]["iops_x_dl"], s))
-        jsum["sweeps"] = {}
-        for tun, pts in sorted(sweeps.items()):
-            pts.sort()
-            jsum["sweeps"][tun] = [dict(value=p[0], jain_threads=p[1], jain_processes=p[2],
-                                        iops_x_dl=p[3], sched=p[4]) for p in pts]
-            md += ["### Fairness against `%s`" % tun, ""]
-            md += table([tun, "scheduler", "J threads", "J procs", "IOPS x dl"],
-                        [[("%g" % p[0]), p[4], fmt(p[1], "%.3f"), fmt(p[2], "%.3f"),
-                          fmt(p[3], "%.2f")] for p in pts])
-            md.append("")
-
-        if plots:
-            stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "%s_%s_%s" % (kver, model, job))
-            title = "%s / %s / %s" % (kver, model, job)
-            figs = [("IOPS per scheduler (Fig 2/3)", stem + "_iops.png", plot_bars),
-                    ("Issue time vs address (Fig 4)", stem + "_fig4.png", plot_issue_vs_addr),
-                    ("Address delta vs service time (Fig 5/6)", stem + "_fig5.png",
-                     plot_delta_vs_service)]
-            made = []
-            for cap, name, fn in figs:
-                try:
-                    if fn(os.path.join(plot_dir, name), title, res, scheds):
-                        made.append((cap, name))
-                except Exception as e:  # a bad plot must not lose the report
-                    notes.append("%s: plot %s: %s" % (title, name, e))
-            for tun, pts in sorted(sweeps.items()):
-                name = "%s_jain_%s.png" % (stem, tun)
-                try:
-                    if plot_jain_sweep(os.path.join(plot_dir, name),
-                                       "%s: J vs %s" % (title, tun), tun, sorted(pts)):
-                        made.append(("J against %s" % tun, name))
-                except Exception as e:
-                    notes.append("%s: plot %s: %s" % (title, name, e))
-            jsum["plots"] = [n for _, n in made]
-            for cap, name in made:
-                md += ["![%s](plots/%s)" % (cap, name), ""]
-        summary["jobs"].append(jsum)
-
-    # Related jobs side by side: fig2-sort, fig2-shuffle, fig2-rand, ...
-    fams = {}
-    for j in summary["jobs"]:
-        if "-" in j["job"]:
-            fam, rest = j["job"].split("-", 1)
-            fams.setdefault((j["kver"], j["model"], fam), []).append(
-                (rest, {s: v["iops"] for s, v in j["scheds"].items()
-                        if v.get("iops") is not None}))
-    summary["families"] = []
-    for (kver, model, fam), jobs in sorted(fams.items(),
-                                           key=lambda kv: (version_key(kv[0][0]),) + kv[0][1:]):
-        if len(jobs) < 2 or not any(v for _, v in jobs):
-            continue
-        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "%s_%s_%s-family" % (kver, model, fam))
-        entry = dict(kver=kver, model=model, family=fam, jobs=[lab for lab, _ in jobs])
-        md += ["## %s / %s / %s-*: IOPS side by side" % (kver, model, fam), ""]
-        scheds = sorted({s for _, v in jobs for s in v}, key=sched_key)
-        md += table(["job"] + scheds,
-                    [[fam + "-" + lab] + [fmt(v.get(s), "%.0f") for s in scheds]
-                     for lab, v in jobs])
-        md.append("")
-        if plots:
-            name = stem + ".png"
+        md.append("- command: `%s`" % p["command"])
+        h = p.get("host") or {}
+        if h:
+            md.append("- host: %s CPUs, load %s at the start, %s other QEMU "
+                      "guests running, host kernel %s" %
+                      (h.get("nproc"), " / ".join("%.2f" % x for x in h.get("loadavg", [])),
+                       h.get("qemu_running"), h.get("uname")))
+        done = os.path.join(self.root, "done.json")
+        if os.path.exists(done):
             try:
-                plot_family(os.path.join(plot_dir, name), "%s / %s / %s-*" % (kver, model, fam),
-                            jobs)
-                entry["plot"] = name
-                md += ["![%s jobs](plots/%s)" % (fam, name), ""]
-            except Exception as e:
-                notes.append("plot %s: %s" % (name, e))
-        summary["families"].append(entry)
+                dj = _load_json(done)
+                md.append("- duration: %d s (planned about %d s)%s" % (
+                    dj["duration_s"], p["estimate_s"],
+                    "; load at the end %s" % " / ".join("%.2f" % x for x in dj["loadavg"])
+                    if dj.get("loadavg") else ""))
+            except (OSError, ValueError, KeyError):
+                pass
+        md.append("- kernels %s; cards %s; experiments %s; arms %s; %d rounds; "
+                  "%d s per timed job" % (
+                      ", ".join(s["kernels"]), ", ".join(s["cards"]) or "none",
+                      ", ".join(s["experiments"]), ", ".join(self.arm_ids),
+                      s["rounds"], s["runtime_s"]))
+        md += ["", "How to read it: every comparison ran as interleaved rounds, each arm "
+               "once per round in an order rotated by one place per round. A ratio "
+               "to %s pairs the runs of one round; the report gives the median of "
+               "the per-round ratios and its interval: %s (distribution-free: "
+               "the sign test's interval for a median, tools/analysis/benchstats.py). "
+               "A ratio whose interval contains 1.0 is printed as \"no difference\"." %
+               (self.base, cov_note(p)), ""]
+        self.md += md
 
-    md += ["## Notes", ""]
-    md += ["- %s" % n for n in notes] if notes else ["- none"]
-    md.append("")
-    summary["notes"] = notes
+    def targets_section(self):
+        rows, summ, unrun = [], [], []
+        for t in self.targets.get("targets", []):
+            found = False
+            for b in self.plan["boots"]:
+                if t.get("kernels") and b["kernel"] not in t["kernels"]:
+                    continue
+                if (b["id"], t["experiment"]) not in self.values:
+                    continue
+                dev = b["device"]
+                if t.get("cards") and (dev["kind"] != "flashcard" or
+                                       dev["spec"] not in t["cards"]):
+                    continue
+                for var in self.variants(b["id"], t["experiment"]):
+                    if t.get("variants") and var not in t["variants"]:
+                        continue
+                    found = True
+                    iv = self.iv(b["id"], t["experiment"], var, t["arm"],
+                                 t["metric"], t.get("versus"))
+                    verdict = bs.judge(iv, t["op"], t["bound"], t.get("rule", "interval"))
+                    if iv["n"] == 1 and verdict in ("met", "missed"):
+                        verdict = "unresolved"   # one round: no interval
+                    where = dev.get("spec", "null_blk") + ("" if var is None else " / " + var)
+                    bound = "%s %s%s" % (t["op"], fmt(t["bound"], "%.2f"),
+                                         "× " + t["versus"] if t.get("versus") else "")
+                    cell = bs.fmt_interval(iv)
+                    if iv.get("censored"):
+                        cell += (" (%d rounds left out: a start-up at its limit)"
+                                 if t.get("versus") else
+                                 " (%d rounds at least: a start-up at its limit)") % \
+                            iv["censored"]
+                    rows.append([t["id"], t["text"], b["kernel"], where, t["arm"],
+                                 cell, bound, fmt(iv.get("coverage"), "%.3f"),
+                                 "**%s**" % verdict if verdict else "not measured"])
+                    summ.append(dict(target=t["id"], kernel=b["kernel"], where=where,
+                                     arm=t["arm"], versus=t.get("versus"),
+                                     metric=t["metric"], op=t["op"], bound=t["bound"],
+                                     rule=t.get("rule", "interval"),
+                                     median=iv["median"], lo=iv["lo"], hi=iv["hi"],
+                                     n=iv["n"], coverage=iv.get("coverage"),
+                                     censored=iv.get("censored", 0),
+                                     verdict=verdict))
+            if not found:
+                unrun.append(t["id"])
+        self.summary["targets"] = summ
+        md = ["## Targets", "",
+              "Each target from `fio-jobs/targets.json`, judged on the median over rounds "
+              "and its interval: **met** when the interval lies entirely on the right "
+              "side of the bound, **missed** when entirely on the wrong side, "
+              "**unresolved** when it straddles the bound (rule \"reaches\": met when the "
+              "interval includes or exceeds the bound). Coverage: of the interval.", "",
+              "<!-- targets:begin -->"]
+        md += table(["target", "what", "kernel", "card / variant", "arm",
+                     "median [interval]", "bound", "coverage", "verdict"], rows)
+        counts = {}
+        for s in summ:
+            counts[s["verdict"]] = counts.get(s["verdict"], 0) + 1
+        md += ["", "%d met, %d missed, %d unresolved, %d not measured%s." % (
+            counts.get("met", 0), counts.get("missed", 0), counts.get("unresolved", 0),
+            counts.get(None, 0),
+            "; not in this run: " + ", ".join(unrun) if unrun else "")]
+        md += ["<!-- targets:end -->", ""]
+        self.md += md
+
+    def ratio_cells(self, bid, exp, var, arm, metric, spec="%.0f"):
+        med = self.med(bid, exp, var, arm, metric)
+        cell = fmt(med, spec)
+        if arm == self.base:
+            return [cell, "1"]
+        return [cell, bs.fmt_ratio(self.iv(bid, exp, var, arm, metric, self.base))]
+
+    def headline(self, bid, exp):
+        b = self.boot(bid)
+        card = b["device"]["kind"] == "flashcard"
+        md = ["### %s" % self.plan["experiments"][exp]["title"], ""]
+        for var in self.variants(bid, exp):
+            if var is not None:
+                md += ["#### %s" % var, ""]
+            arms = self.arms_in(bid, exp, var)
+            rows = []
+            for a in arms:
+                row = [a] + self.ratio_cells(bid, exp, var, a, "iops")
+                if card:
+                    row += self.ratio_cells(bid, exp, var, a, "device_iops")
+                    row += [fmt(self.med(bid, exp, var, a, "svc_%s_us" % g), "%.0f")
+                            for g in ("forward", "backward")]
+                    ff = self.med(bid, exp, var, a, "forward_fraction")
+                    row.append(fmt(ff, "%.3f"))
+                row.append(fmt(self.med(bid, exp, var, a, "p99_us"), "%.0f"))
+                rows.append(row)
+            head = ["arm", "IOPS", "× %s" % self.base]
+            if card:
+                head += ["device IOPS", "× %s" % self.base, "svc fwd µs",
+                         "svc back µs", "fwd fraction"]
+            head.append("p99 µs")
+            md += table(head, rows) + [""]
+        if card:
+            md += ["Device IOPS is the flash card's modelled device IOPS (model commands "
+                   "÷ modelled busy time, service times by the sign of the delta: "
+                   "tools/flashcard/README.md): what the same dispatch order would give "
+                   "on a card whose host costs nothing, and the figure a ratio to "
+                   "%s is judged on first." % self.base, ""]
+        self.md += md
+        self.md += self.plot_headline(bid, exp)
+
+    def twoproc(self, bid, exp):
+        md = ["### %s" % self.plan["experiments"][exp]["title"], ""]
+        if exp == "deep-nullb":
+            md += ["The deep reader alone (same arm, same round), then with the "
+                   "synchronous reader beside it: deep kept = with ÷ alone."]
+        md += ["Max-min shares: the synchronous reader's share is its rate alone "
+               "(measured in the same round, under %s) or half the total if that is "
+               "less; the deep reader's share is the rest. J raw is Jain's index over "
+               "the two processes' IOPS (the papers' measure), J share over IOPS ÷ "
+               "share: raw J alone rewards throttling a process that could use spare "
+               "capacity." % self.base, ""]
+        for var in self.variants(bid, exp):
+            if var is not None:
+                md += ["#### %s" % {"same": "same region",
+                                    "apart": "different regions"}.get(var, var), ""]
+            rows = []
+            for a in self.arms_in(bid, exp, var):
+                row = [a, fmt(self.med(bid, exp, var, a, "sync_iops"), "%.0f"),
+                       fmt(self.med(bid, exp, var, a, "sync_alone"), "%.0f"),
+                       bs.fmt_interval(self.iv(bid, exp, var, a, "sync_share_fraction")),
+                       fmt(self.med(bid, exp, var, a, "deep_iops"), "%.0f"),
+                       fmt(self.med(bid, exp, var, a, "deep_share_fraction"), "%.2f")]
+                row += self.ratio_cells(bid, exp, var, a, "total_iops")
+                if exp == "deep-nullb":
+                    row += [fmt(self.med(bid, exp, var, a, "deep_alone"), "%.0f"),
+                            bs.fmt_interval(self.iv(bid, exp, var, a, "deep_kept"))]
+                row += [fmt(self.med(bid, exp, var, a, "jain_raw"), "%.3f"),
+                        fmt(self.med(bid, exp, var, a, "jain_share"), "%.3f")]
+                rows.append(row)
+            head = ["arm", "sync IOPS", "sync alone", "sync ÷ share", "deep IOPS",
+                    "deep ÷ share", "total IOPS", "× %s" % self.base]
+            if exp == "deep-nullb":
+                head += ["deep alone", "deep kept"]
+            head += ["J raw", "J share"]
+            md += table(head, rows) + [""]
+        self.md += md
+
+    def responsiveness(self, bid, exp):
+        md = ["### %s" % self.plan["experiments"][exp]["title"], "",
+              "Start-up: the foreground's fio runtime for 200 reads of 16 KiB, one at a "
+              "time (O_DIRECT, fixed offsets), stopped at %d s (\"≥\": a start-up that "
+              "reached it, counted as that long: a lower bound; a ratio between two arms "
+              "leaves such rounds out); × idle divides by the same arm's idle "
+              "start-up of the same round. The background starts %d s before the "
+              "foreground; its throughput is what reached the device (/proc/diskstats) "
+              "in a window that opens when the foreground starts and closes %d s later "
+              "or when the foreground ends, whichever is later; the writer's dirty "
+              "limits are vm.dirty_background_bytes = 4 MiB, vm.dirty_bytes = 16 MiB "
+              "for the run." % (self.first_fg(bid, exp, "limit_s"),
+                                self.first_bg(bid, exp, "warmup_s"),
+                                self.first_bg(bid, exp, "window_s")), ""]
+        rows = []
+        for var in self.variants(bid, exp):
+            for a in self.arms_in(bid, exp, var):
+                row = [var, a, fmt(self.med(bid, exp, var, a, "startup_s"), "%.2f")]
+                nc = len(self.series(bid, exp, var, a, CENSORED + "startup_s"))
+                if nc:
+                    row[2] = "≥ " + row[2] + " (%d at the limit)" % nc
+                if var == "idle":
+                    row += ["1", fmt(self.med(bid, exp, var, a, "fg_p99_us"), "%.0f"),
+                            "", "", "", ""]
+                else:
+                    row += [bs.fmt_interval(self.iv(bid, exp, var, a, "startup_x_idle")),
+                            fmt(self.med(bid, exp, var, a, "fg_p99_us"), "%.0f")]
+                    for mtr, spec, scale in (("bg_write_bps", "%.2f", 1 / 2**20),
+                                             ("bg_read_iops", "%.0f", 1)):
+                        v = self.med(bid, exp, var, a, mtr)
+                        if v is None:
+                            row += ["", ""]
+                            continue
+                        row.append(spec % (v * scale))
+                        row.append("1" if a == self.base else
+                                   bs.fmt_ratio(self.iv(bid, exp, var, a, mtr, self.base)))
+                rows.append(row)
+        md += table(["background", "arm", "start-up s", "× idle", "fg p99 µs",
+                     "bg write MiB/s", "× %s" % self.base, "bg read IOPS",
+                     "× %s" % self.base], rows) + [""]
+        # why: what was dispatched while the foreground waited
+        rows = []
+        for var in self.variants(bid, exp):
+            if var == "idle":
+                continue
+            for a in self.arms_in(bid, exp, var):
+                ws = [self.records[bid][r["id"]].get("waits")
+                      for r in self.boot(bid)["runs"]
+                      if r["experiment"] == exp and r["variant"] == var and r["arm"] == a
+                      and r["id"] in self.records[bid]]
+                ws = [w for w in ws if w]
+                if not ws:
+                    continue
+                avg = lambda k: (sum(w[k] for w in ws if w[k] is not None) /
+                                 max(1, len([w for w in ws if w[k] is not None])))
+                rows.append([var, a, "%d" % sum(w["n"] for w in ws),
+                             fmt(avg("wait_us") / 1000, "%.1f"),
+                             fmt(avg("service_us") / 1000, "%.1f"),
+                             fmt(avg("reads"), "%.1f"), fmt(avg("writes"), "%.1f"),
+                             fmt(100 * avg("write_in_flight"), "%.0f")])
+        if rows:
+            md += ["Why (blktrace of the traced rounds): for each foreground read, the other "
+                   "requests dispatched between its insert and its dispatch, and whether "
+                   "a write was in flight when it was inserted (means over the "
+                   "foreground's reads).", ""]
+            md += table(["background", "arm", "fg reads", "wait ms (I→D)",
+                         "service ms (D→C)", "reads dispatched before it",
+                         "writes dispatched before it",
+                         "% inserted with a write in flight"], rows) + [""]
+        self.md += md
+
+    def first_fg(self, bid, exp, key):
+        for r in self.boot(bid)["runs"]:
+            if r["experiment"] == exp:
+                return r["foreground"].get(key, 0)
+        return 0
+
+    def first_bg(self, bid, exp, key):
+        for r in self.boot(bid)["runs"]:
+            if r["experiment"] == exp and r.get("background"):
+                return r["background"][key]
+        return 0
+
+    # -- plots
+    def _plt(self):
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+
+    def plot_headline(self, bid, exp):
+        if not self.plots:
+            return []
+        out = []
+        b = self.boot(bid)
+        stem = re.sub(r"[^A-Za-z0-9._-]+", "_", "%s_%s" % (bid, exp))
+        try:
+            name = stem + "_iops.png"
+            if self.bars(os.path.join(self.plot_dir, name), bid, exp):
+                out += ["![IOPS per arm, median and interval over rounds (Fig 3)](plots/%s)"
+                        % name, ""]
+            rs = [r for r in b["runs"] if r["experiment"] == exp and r["round"] == 1
+                  and r["role"] == "arm" and r["id"] in self.records[bid]]
+            traces = {}
+            for r in rs:
+                m = self.records[bid][r["id"]]
+                if m.get("mmc_recs"):
+                    traces[r["arm"]] = ("MMC history", m["mmc_recs"])
+                elif m.get("blk_recs"):
+                    traces[r["arm"]] = ("blktrace", m["blk_recs"])
+            if traces:
+                name = stem + "_fig4.png"
+                self.scatter(os.path.join(self.plot_dir, name), traces, "fig4",
+                             "%s: issue time vs address (Fig 4), round 1" % self.boot_title(b))
+                out += ["![Issue time vs address (Fig 4)](plots/%s)" % name, ""]
+                name = stem + "_fig5.png"
+                self.scatter(os.path.join(self.plot_dir, name), traces, "fig5",
+                             "%s: address delta vs service time (Fig 5/6), round 1" %
+                             self.boot_title(b))
+                out += ["![Address delta vs service time (Fig 5/6)](plots/%s)" % name, ""]
+        except Exception as e:  # a bad plot must not lose the report
+            self.notes.append("%s/%s: plots: %s" % (bid, exp, e))
+        return out
+
+    def bars(self, path, bid, exp):
+        arms = self.arms_in(bid, exp, None)
+        if not arms:
+            return False
+        plt = self._plt()
+        metrics = [m for m in ("iops", "device_iops")
+                   if any(self.series(bid, exp, None, a, m) for a in arms)]
+        fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6),
+                                 squeeze=False)
+        for ax, mtr in zip(axes[0], metrics):
+            ivs = [self.iv(bid, exp, None, a, mtr) for a in arms]
+            meds = [iv["median"] or 0 for iv in ivs]
+            err = [[(iv["median"] or 0) - (iv["lo"] or 0) for iv in ivs],
+                   [(iv["hi"] or 0) - (iv["median"] or 0) for iv in ivs]]
+            ax.bar(range(len(arms)), meds, yerr=err, capsize=3)
+            ax.set_xticks(range(len(arms)))
+            ax.set_xticklabels(arms, rotation=20, fontsize="small")
+            ax.set_ylabel({"iops": "wall-clock IOPS",
+                           "device_iops": "modelled device IOPS"}[mtr])
+        fig.suptitle("%s: %s" % (self.boot_title(self.boot(bid)), exp), fontsize="small")
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+        return True
+
+    def scatter(self, path, traces, kind, title):
+        plt = self._plt()
+        n = len(traces)
+        cols = min(n, 3)
+        rows = (n + cols - 1) // cols
+        fig, axes = plt.subplots(rows, cols, figsize=(4.5 * cols, 3.4 * rows),
+                                 squeeze=False)
+        flat = [axes[k // cols][k % cols] for k in range(rows * cols)]
+        for ax in flat[n:]:
+            ax.axis("off")
+        for ax, (arm, (src, recs)) in zip(flat, traces.items()):
+            if kind == "fig4":
+                rr = sorted(recs, key=lambda r: r["d_ns"])[:FIG4_POINTS]
+                t0 = rr[0]["d_ns"] if rr else 0
+                ax.plot([(r["d_ns"] - t0) / 1e6 for r in rr],
+                        [r["sector"] * 512 / 2**20 for r in rr], ".-", ms=3, lw=0.3)
+                ax.set_xlabel("issue time (ms)")
+                ax.set_ylabel("address (MiB)")
+            else:
+                ax.plot([r["delta"] * 512 / 2**20 for r in recs],
+                        [r["service_ns"] / 1e6 for r in recs], ".", ms=2, alpha=0.5)
+                ax.axvline(0, color="grey", lw=0.5)
+                ax.set_xlabel("address delta (MiB)")
+                ax.set_ylabel("service time (ms)")
+            ax.set_title("%s (%s)" % (arm, src), fontsize="small")
+        fig.suptitle(title, fontsize="small")
+        fig.tight_layout()
+        fig.savefig(path, dpi=90)
+        plt.close(fig)
+
+    def family(self, bid, exp):
+        """The papers' figures with variants (Fig 2): IOPS side by side."""
+        vs = self.variants(bid, exp)
+        arms = [a for a in self.arm_ids if any(self.series(bid, exp, v, a, "iops")
+                                                for v in vs)]
+        md = ["### %s" % self.plan["experiments"][exp]["title"], ""]
+        rows = [[v] + [fmt(self.med(bid, exp, v, a, "iops"), "%.0f") for a in arms]
+                for v in vs]
+        md += table(["job"] + arms, rows) + [""]
+        if self.plots and arms:
+            try:
+                plt = self._plt()
+                name = re.sub(r"[^A-Za-z0-9._-]+", "_", "%s_%s.png" % (bid, exp))
+                fig, ax = plt.subplots(figsize=(max(6, 0.5 * len(vs) * len(arms)), 4))
+                w = 0.8 / len(arms)
+                for i, a in enumerate(arms):
+                    ax.bar([k + i * w - 0.4 + w / 2 for k in range(len(vs))],
+                           [self.med(bid, exp, v, a, "iops") or 0 for v in vs], w, label=a)
+                ax.set_xticks(range(len(vs)))
+                ax.set_xticklabels([str(v) for v in vs])
+                ax.set_ylabel("IOPS")
+                ax.set_title("%s: %s" % (self.boot_title(self.boot(bid)), exp),
+                             fontsize="small")
+                ax.legend(fontsize="small")
+                fig.tight_layout()
+                fig.savefig(os.path.join(self.plot_dir, name), dpi=90)
+                plt.close(fig)
+                md += ["![%s](plots/%s)" % (exp, name), ""]
+            except Exception as e:
+                self.notes.append("%s/%s: plot: %s" % (bid, exp, e))
+        self.md += md
+
+    # -- the whole report
+    def build(self):
+        if self.plots:
+            try:
+                self._plt()
+                os.makedirs(self.plot_dir, exist_ok=True)
+            except Exception as e:
+                self.notes.append("plots: n/a (%s)" % e)
+                self.plots = False
+        self.collect()
+        self.header()
+        self.targets_section()
+        for b in self.plan["boots"]:
+            self.md += ["## %s" % self.boot_title(b), ""]
+            exps = []
+            for r in b["runs"]:
+                if r["experiment"] not in exps:
+                    exps.append(r["experiment"])
+            for e in exps:
+                if e in ("twoproc", "deep-nullb"):
+                    self.twoproc(b["id"], e)
+                elif e == "responsiveness":
+                    self.responsiveness(b["id"], e)
+                elif len(self.variants(b["id"], e)) > 1:
+                    self.family(b["id"], e)
+                else:
+                    self.headline(b["id"], e)
+            self.summary["boots"][b["id"]] = {
+                e: {"%s|%s" % (v if v is not None else "", a): ms
+                    for (v, a), ms in (self.values.get((b["id"], e)) or {}).items()}
+                for e in exps}
+        self.md += ["## Notes", ""]
+        self.md += ["- %s" % n for n in self.notes] if self.notes else ["- none"]
+        self.md.append("")
+        self.summary["notes"] = self.notes
+        return "\n".join(self.md)
+
+
+def build(root, plots=True, out_md=None, targets=TARGETS):
+    root = root.rstrip("/") or "/"
+    try:
+        plan = _load_json(os.path.join(root, "plan.json"))
+    except (OSError, ValueError) as e:
+        raise ReportError("%s: no usable plan.json (%s)" % (root, e)) from None
+    if plan.get("kind") != "fwdsched-bench-plan":
+        raise ReportError("%s/plan.json: not a benchmark plan" % root)
+    try:
+        tg = _load_json(targets)
+    except (OSError, ValueError) as e:
+        raise ReportError("%s: unusable targets file (%s)" % (targets, e)) from None
+    rep = Report(root, plan, tg, plots)
+    text = rep.build()
     out_md = out_md or os.path.join(root, "report.md")
     with open(out_md, "w") as f:
-        f.write("\n".join(md))
+        f.write(text)
     with open(os.path.join(os.path.dirname(out_md) or ".", "summary.json"), "w") as f:
-        json.dump(summary, f, indent=1)
-    return out_md, summary
+        json.dump(rep.summary, f, indent=1, default=str)
+        f.write("\n")
+    return out_md, rep.summary
 
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    plots, out, args = True, None, []
+    plots, out, targets, args = True, None, TARGETS, []
     it = iter(argv)
     for a in it:
         if a == "--no-plots":
             plots = False
-        elif a == "-o":
-            out = next(it, None)
-            if out is None:
-                print("fwdreport: -o needs a file name", file=sys.stderr)
+        elif a in ("-o", "--targets"):
+            v = next(it, None)
+            if v is None:
+                print("report: %s needs a file name" % a, file=sys.stderr)
                 return 2
+            if a == "-o":
+                out = v
+            else:
+                targets = v
         elif a in ("-h", "--help"):
             print(__doc__)
             return 0
         else:
             args.append(a)
     if len(args) != 1:
-        print("usage: fwdreport.py [--no-plots] [-o REPORT.md] RESULTS_DIR", file=sys.stderr)
+        print("usage: report.py [--no-plots] [--targets FILE] [-o REPORT.md] "
+              "RESULTS_DIR", file=sys.stderr)
         return 2
-    root = args[0]
-    if not os.path.isdir(root):
-        print("fwdreport: %s: no such results directory" % root, file=sys.stderr)
+    if not os.path.isdir(args[0]):
+        print("report: %s: no such results directory" % args[0], file=sys.stderr)
         return 2
     try:
-        path, summary = build(root, plots=plots, out_md=out)
-    except fwdlib.InputError as e:
-        print("fwdreport: %s" % e, file=sys.stderr)
+        path, _ = build(args[0], plots=plots, out_md=out, targets=targets)
+    except ReportError as e:
+        print("report: %s" % e, file=sys.stderr)
         return 2
     print(path)
     return 0

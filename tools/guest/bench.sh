@@ -1,127 +1,234 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/guest/bench.sh <outdir> <jobs> <scheds> <slacks> [nullb]
+# tools/guest/bench.sh <results dir> <boot id>
 #
-# The guest half of tools/bench: for every job of fio-jobs/ named in
-# <jobs> and every scheduler in <scheds>, run the job on the SD card with
-# blktrace (and the MMC history when mmc_history.ko is built) recording,
-# and keep everything under <outdir>/<job>/<sched>/.  The fairness job
-# (async-vs-sync-2proc) is also run under fwdsched with each fair_slack
-# in <slacks>, as scheduler "fwdsched-slack<N>".  With "nullb", the
-# headline job runs on null_blk without tracing instead: the CPU cost of
-# each scheduler with no device latency.  There, FWD_ROUNDS (default 1)
-# repeats the job under every scheduler, interleaved and in a rotated
-# order, into <sched>/round<k>.json, because one short run under TCG
-# moves by 15-20 %: the report takes the median ratio over the rounds.
+# The guest half of tools/bench: executes the runs of one boot of
+# <results dir>/plan.json (tools/analysis/benchplan.py) in the plan's
+# order and records raw data per run id under <results dir>/runs/<id>/, as
+# each run's "record" asks:
+#
+#   run.json               status (ok, failed), error, start and end
+#                          (unix s), the scheduler and tunables read back
+#   fio.json, fio.log      fio's JSON (json+) and messages; for a start-up
+#                          run the foreground's, and bg.json, bg.log the
+#                          background's, window.json its window
+#   card-before.json, card-after.json
+#                          the flash card's totals (its control window,
+#                          read with O_DIRECT outside the trace)
+#   diskstats-before.txt, diskstats-after.txt   the disk's /proc/diskstats
+#   blk.txt                blkparse text (tools/lib/guest.sh blktrace_*)
+#   mmc-history.txt        the MMC history, when mmc_history.ko is built
+#   debugfs-stats.txt, debugfs-procs.txt, debugfs-fairness.txt
+#                          fwdsched's debugfs, when the scheduler is fwdsched
+#                          and the files exist
+#
+# and <results dir>/boots/<boot id>/guest.json (kernel, fio, disks).  A run
+# that fails is recorded as failed and the next one runs.  BENCH_LATER_S
+# (seconds planned for the boots after this one) goes into the time left
+# that each run prints.
 set -uo pipefail
 
 # shellcheck source=tools/lib/guest.sh
 . "$(dirname "$0")/../lib/guest.sh"
-[ $# -ge 4 ] || die "usage: bench.sh <outdir> <jobs> <scheds> <slacks> [nullb]"
-top=$FWD_ROOT
-out=$1 jobs=$2 scheds=$3 slacks=$4 mode=${5:-mmc}
+[ $# -eq 2 ] || die "usage: bench.sh <results dir> <boot id>"
+out=$(cd "$1" && pwd) || die "no results directory $1"
+boot=$2
+defs=$("$FWD_PY" "$FWD_ROOT/tools/guest/benchrun.py" shell "$out/plan.json" "$boot") ||
+	die "cannot read the plan"
+B_N=0 B_DISKS=
+declare -a R_ID R_LABEL R_KIND R_DISK R_SCHED R_TUN R_REC R_JOB R_ARGS \
+	R_RUNTIME R_REPLAY R_BGJOB R_BGARGS R_BGRUNTIME R_WARMUP R_WINDOW \
+	R_DIRTYBG R_DIRTY R_EST R_BEFORE R_AFTER
+eval "$defs"
 rel=$(uname -r)
-fmt=$($FWD_PY "$top/tools/analysis/fwdlib.py" blkparse-fmt) ||
-	die "tools/analysis/fwdlib.py failed"
-export FWD_RUNTIME=${FWD_RUNTIME:-10}
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
+bdir=$out/boots/$boot
+mkdir -p "$bdir" "$out/runs"
 
-lsmod | grep -q '^fwdsched ' || insmod "$top/build/$rel/fwdsched.ko" ||
-	die "cannot load fwdsched.ko"
+lsmod | grep -q '^fwdsched ' || insmod "$FWD_ROOT/build/$rel/fwdsched.ko" ||
+	die "cannot load build/$rel/fwdsched.ko"
 for m in kyber-iosched bfq; do modprobe -q "$m"; done
+
+# The disks: "key:name:kind[:attr=value,...]".
 hist=
-if [ "$mode" = mmc ] && [ -e "$top/build/$rel/mmc_history.ko" ]; then
-	lsmod | grep -q '^mmc_history ' ||
-		insmod "$top/build/$rel/mmc_history.ko" ring_size=262144
-	# The host's file appears with its first command; control at load.
-	[ -e /sys/kernel/debug/mmc_history/control ] && hist=/sys/kernel/debug/mmc_history
-fi
+for d in $B_DISKS; do
+	IFS=: read -r _ name kind attrs <<< "$d"
+	case $kind in
+	null_blk)
+		# shellcheck disable=SC2086
+		nullb_create "$name" ${attrs//,/ } || die "cannot make null_blk $name" ;;
+	mmc)
+		if [ -e "$FWD_ROOT/build/$rel/mmc_history.ko" ]; then
+			lsmod | grep -q '^mmc_history ' ||
+				insmod "$FWD_ROOT/build/$rel/mmc_history.ko" ring_size=262144
+			[ -e /sys/kernel/debug/mmc_history/control ] &&
+				hist=/sys/kernel/debug/mmc_history
+		fi ;;
+	esac
+	[ -b "/dev/$name" ] || die "no /dev/$name"
+done
+printf '{"boot": "%s", "uname": "%s", "fio": "%s", "cpus": %d, "mmc_history": %s, "start": %s}\n' \
+	"$boot" "$rel" "$(fio --version)" "$(nproc)" \
+	"$([ -n "$hist" ] && echo true || echo false)" "$EPOCHREALTIME" > "$bdir/guest.json"
 
-if [ "$mode" = nullb ]; then
-	nullb_create nullb0 irqmode=0 hw_queue_depth=64 || die "no null_blk"
-	disk=nullb0
-else
-	disk=mmcblk0
-fi
-[ -b "/dev/$disk" ] || die "no /dev/$disk"
+diskstats_line() { awk -v d="$1" '$3 == d' /proc/diskstats; }
 
-# bench_fio <job> <dir> <name> [fio options...]: run_fio of fio-jobs/<job>.fio
-# on the disk into <dir>/<name>.json (and .log); a failure is reported,
-# and the run goes on.
-bench_fio() {
-	local job=$1 dir=$2 name=$3
-	shift 3
-	(run_fio "$disk" "$job" "$dir/$name" --filename="/dev/$disk" "$@") ||
-		echo "[bench] fio failed: $dir/$name.log"
+# json_text <text>: the text as the inside of a JSON string, on one line
+json_text() { printf '%s' "$1" | tr '\n\t\r' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+
+# card_read <disk> <file>: the flash card's totals, from its control window
+# (the top 64 KiB), read with O_DIRECT; the padding is dropped.
+card_read() {
+	local s
+	s=$(cat "/sys/block/$1/size")
+	dd if="/dev/$1" iflag=direct bs=64K count=1 skip=$((s / 128 - 1)) status=none |
+		tr -d '\000' | sed 's/ *$//' > "$2"
 }
 
-# The list of runs: job, scheduler, fair_slack (- for the default).
-runs=()
-for j in $jobs; do
-	for s in $scheds; do runs+=("$j $s -"); done
-	if [ "$j" = async-vs-sync-2proc ] && [[ " $scheds " == *" fwdsched "* ]]; then
-		for v in $slacks; do runs+=("$j fwdsched-slack$v $v"); done
-	fi
-done
+# secs_until <t0> <seconds>: how long from now until t0 + seconds (>= 0)
+secs_until() {
+	awk -v t0="$1" -v s="$2" -v now="$EPOCHREALTIME" \
+		'BEGIN { d = t0 + s - now; printf "%.3f", (d > 0 ? d : 0) }'
+}
 
-n=0 t0=$(date +%s)
-for r in "${runs[@]}"; do
-	read -r job sched slack <<< "$r"
-	n=$((n + 1))
-	el=$(( $(date +%s) - t0 ))
-	left=$(( n > 1 ? el * (${#runs[@]} - n + 1) / (n - 1) : 0 ))
-	printf '[bench] %s %s: run %d/%d %s under %s (elapsed %d s, about %d s left)\n' \
-		"$rel" "$mode" "$n" "${#runs[@]}" "$job" "$sched" "$el" "$left"
-	dir=$out/$job/$sched
+# vm_dirty save|set <background bytes> <bytes>|restore
+vm_dirty() {
+	local k
+	case $1 in
+	save)
+		for k in dirty_background_bytes dirty_bytes dirty_background_ratio dirty_ratio; do
+			eval "saved_$k=\$(cat /proc/sys/vm/$k)"
+		done ;;
+	set)
+		echo "$2" > /proc/sys/vm/dirty_background_bytes
+		echo "$3" > /proc/sys/vm/dirty_bytes ;;
+	restore)
+		# writing one of a bytes/ratio pair zeroes the other: write the
+		# one that was set
+		# shellcheck disable=SC2154
+		if [ "$saved_dirty_background_bytes" != 0 ]; then
+			echo "$saved_dirty_background_bytes" > /proc/sys/vm/dirty_background_bytes
+		else
+			echo "$saved_dirty_background_ratio" > /proc/sys/vm/dirty_background_ratio
+		fi
+		# shellcheck disable=SC2154
+		if [ "$saved_dirty_bytes" != 0 ]; then
+			echo "$saved_dirty_bytes" > /proc/sys/vm/dirty_bytes
+		else
+			echo "$saved_dirty_ratio" > /proc/sys/vm/dirty_ratio
+		fi ;;
+	esac
+}
+
+# startup <i> <dir>: the start-up run: the background (if any) starts,
+# WARMUP s later the foreground; the window opens with the foreground and
+# closes WINDOW s later or when the foreground ends, whichever is later.
+startup() {
+	local i=$1 dir=$2 disk=${R_DISK[$1]} bg=${R_BGJOB[$1]} bgpid="" t0 t1 t2 ds0 ds1 rc=0
+	if [ -n "$bg" ]; then
+		if [ -n "${R_DIRTY[$i]}" ]; then
+			vm_dirty save
+			vm_dirty set "${R_DIRTYBG[$i]}" "${R_DIRTY[$i]}"
+		fi
+		# shellcheck disable=SC2086
+		(cd "$FWD_ROOT" && FWD_RUNTIME=${R_BGRUNTIME[$i]} exec fio \
+			--output-format=json+ --output="$dir/bg.json" "fio-jobs/$bg.fio" \
+			--filename="/dev/$disk" ${R_BGARGS[$i]} > "$dir/bg.log" 2>&1) &
+		bgpid=$!
+		sleep "${R_WARMUP[$i]}"
+		kill -0 "$bgpid" 2>/dev/null || { err="the background ended early"; rc=1; }
+	fi
+	t0=$EPOCHREALTIME
+	ds0=$(diskstats_line "$disk")
+	# shellcheck disable=SC2086
+	(FWD_RUNTIME=${R_RUNTIME[$i]} run_fio "$disk" "${R_JOB[$i]}" "$dir/fio" \
+		--filename="/dev/$disk" ${R_ARGS[$i]}) || { err="fio failed"; rc=1; }
+	t1=$EPOCHREALTIME
+	[ -n "$bg" ] || return "$rc"
+	sleep "$(secs_until "$t0" "${R_WINDOW[$i]}")"
+	t2=$EPOCHREALTIME
+	ds1=$(diskstats_line "$disk")
+	kill -INT "$bgpid" 2>/dev/null
+	wait "$bgpid"
+	sed -i -n '/^{/,$p' "$dir/bg.json"
+	sync
+	[ -z "${R_DIRTY[$i]}" ] || vm_dirty restore
+	printf '{"warmup_s": %s, "window_s": %s, "t_start": %s, "fg_end": %s, "t_end": %s,\n "diskstats_start": "%s",\n "diskstats_end": "%s"}\n' \
+		"${R_WARMUP[$i]}" "${R_WINDOW[$i]}" "$t0" "$t1" "$t2" \
+		"$(echo $ds0)" "$(echo $ds1)" > "$dir/window.json"
+	return "$rc"
+}
+
+# run_one <i>: run i of the plan, recorded into runs/<id>/.
+run_one() {
+	local i=$1 id=${R_ID[$1]} disk=${R_DISK[$1]} sched=${R_SCHED[$1]}
+	local dir=$out/runs/${R_ID[$1]} rec=" ${R_REC[$1]} " t name val tread="" start
+	local status=ok sd
+	err=
+	rm -rf "$dir"
 	mkdir -p "$dir"
-	fresh_sched "$disk" "${sched%%-slack*}"
-	[ "$slack" = - ] || echo "$slack" > "/sys/block/$disk/queue/iosched/fair_slack"
+	start=$EPOCHREALTIME
 	sync
 	echo 3 > /proc/sys/vm/drop_caches
-	[ -z "$hist" ] || echo clear > "$hist/control"
-	tr=
-	if [ "$mode" = mmc ]; then
-		tr=$(mktemp -d /tmp/bench-tr.XXXXXX)
-		blktrace -d "/dev/$disk" -D "$tr" -o t >/dev/null 2>&1 &
-		bt=$!
-		sleep 1
+	[[ $rec != *" card "* ]] || card_read "$disk" "$dir/card-before.json"
+	if ! (fresh_sched "$disk" "$sched") 2> "$dir/sched.err"; then
+		status=failed err="cannot select $sched: $(cat "$dir/sched.err")"
 	fi
-	extra=()
-	[[ $job == fig2-shuffle* ]] && extra+=("--replay_redirect=/dev/$disk")
-	bench_fio "$job" "$dir" fio "${extra[@]}"
-	if [ -n "$tr" ]; then
-		kill -TERM "$bt" 2>/dev/null
-		wait "$bt" 2>/dev/null
-		# Parse on tmpfs and copy once: blkparse's small writes straight
-		# into the 9p mount took 45-75 s a run under TCG, against about
-		# 1 s here plus 1.5 s for the copy.
-		(cd "$tr" && blkparse -q -i t -f "$fmt" > blk.txt 2>/dev/null &&
-		 cp blk.txt "$dir/blk.txt")
-		rm -rf "$tr"
-	fi
-	[ -z "$hist" ] || [ ! -e "$hist/mmc0" ] || cat "$hist/mmc0" > "$dir/mmc-history.txt"
-	sd=/sys/kernel/debug/block/$disk/sched
-	if [ "${sched%%-slack*}" = fwdsched ]; then
-		{ cat "$sd/stats"; [ -e "$sd/fairness" ] && cat "$sd/fairness"; } > "$dir/debugfs.txt" 2>/dev/null
-		[ -e "$sd/procs" ] && cat "$sd/procs" > "$dir/procs.txt"
-	fi
-done
-rounds=${FWD_ROUNDS:-1}
-[[ $rounds =~ ^[1-9][0-9]*$ ]] || die "FWD_ROUNDS='$rounds' is not a positive number"
-[ "$mode" = nullb ] || rounds=1
-read -ra order <<< "$scheds"
-for k in $(seq 2 "$rounds"); do
-	# Rotate, so that no scheduler always runs first or last.
-	order=("${order[@]:1}" "${order[0]}")
-	for j in $jobs; do
-		for s in "${order[@]}"; do
-			printf '[bench] %s %s: round %d/%d %s under %s (elapsed %d s)\n' \
-				"$rel" "$mode" "$k" "$rounds" "$j" "$s" "$(( $(date +%s) - t0 ))"
-			fresh_sched "$disk" "$s"
-			bench_fio "$j" "$out/$j/$s" "round$k"
-		done
+	for t in ${R_TUN[$i]}; do
+		[ "$status" = ok ] || break
+		name=${t%%=*} val=${t#*=}
+		if ! echo "$val" > "$(iosched "$disk")/$name" 2> "$dir/sched.err"; then
+			status=failed err="cannot set $name=$val: $(cat "$dir/sched.err")"
+		fi
+		tread="$tread${tread:+, }\"$name\": \"$(cat "$(iosched "$disk")/$name" 2>/dev/null)\""
 	done
+	rm -f "$dir/sched.err"
+	if [ "$status" = ok ]; then
+		[[ $rec != *" diskstats "* ]] || diskstats_line "$disk" > "$dir/diskstats-before.txt"
+		[[ $rec != *" mmc_history "* ]] || [ -z "$hist" ] || echo clear > "$hist/control"
+		[[ $rec != *" blktrace "* ]] || blktrace_start "$disk" "$dir/blk.txt"
+		if [ "${R_KIND[$i]}" = startup ]; then
+			startup "$i" "$dir" || status=failed
+		else
+			local extra=()
+			[ "${R_REPLAY[$i]}" = 0 ] || extra=(--replay_redirect="/dev/$disk")
+			# shellcheck disable=SC2086
+			(FWD_RUNTIME=${R_RUNTIME[$i]} run_fio "$disk" "${R_JOB[$i]}" "$dir/fio" \
+				--filename="/dev/$disk" "${extra[@]}" ${R_ARGS[$i]}) ||
+				{ status=failed err="fio failed: $(tail -n 3 "$dir/fio.log" 2>/dev/null)"; }
+		fi
+		[[ $rec != *" blktrace "* ]] || blktrace_stop
+		sd=$(schedfs "$disk")
+		if [[ $rec == *" debugfs "* ]] && [ "$sched" = fwdsched ]; then
+			for name in stats procs fairness; do
+				[ ! -e "$sd/$name" ] || cat "$sd/$name" > "$dir/debugfs-$name.txt"
+			done
+		fi
+		if [[ $rec == *" mmc_history "* ]] && [ -n "$hist" ] && [ -e "$hist/mmc0" ]; then
+			cat "$hist/mmc0" > "$dir/mmc-history.txt"
+		fi
+		[[ $rec != *" diskstats "* ]] || diskstats_line "$disk" > "$dir/diskstats-after.txt"
+	fi
+	[[ $rec != *" card "* ]] || card_read "$disk" "$dir/card-after.json"
+	printf '{"id": "%s", "status": "%s", "error": "%s", "start": %s, "end": %s,\n "scheduler_read": "%s", "tunables_read": {%s}}\n' \
+		"$id" "$status" "$(json_text "$err")" "$start" "$EPOCHREALTIME" \
+		"$(cur_sched "$disk")" "$tread" > "$dir/run.json"
+	[ "$status" = ok ] || echo "[bench] $id failed: $err"
+}
+
+t0=$EPOCHREALTIME
+for i in $(seq 1 "$B_N"); do
+	# time left: the plan's estimate of what is left, scaled by how the
+	# estimate has fared so far in this boot
+	left=$(awk -v t0="$t0" -v now="$EPOCHREALTIME" \
+		-v done="${R_BEFORE[$i]}" -v rest="$(( R_EST[i] + R_AFTER[i] ))" \
+		-v later="${BENCH_LATER_S:-0}" 'BEGIN {
+			f = (done > 60) ? (now - t0) / done : 1
+			printf "%d", (rest + later) * f / 60 + 0.5 }')
+	printf '[bench] %s: run %d/%d, %s (elapsed %d s, about %d min left)\n' \
+		"$boot" "$i" "$B_N" "${R_LABEL[$i]}" \
+		"$(awk -v t0="$t0" -v n="$EPOCHREALTIME" 'BEGIN { printf "%d", n - t0 }')" "$left"
+	run_one "$i"
 done
-echo "[bench] $rel $mode: done in $(( $(date +%s) - t0 )) s"
+sed -i "s/}\$/, \"end\": $EPOCHREALTIME}/" "$bdir/guest.json"
+echo "[bench] $boot: done in $(awk -v t0="$t0" -v n="$EPOCHREALTIME" 'BEGIN { printf "%d", n - t0 }') s"

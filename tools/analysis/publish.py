@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""publish: append one benchmark run to BENCHMARKS.md (tools/bench --publish).
+
+usage: publish.py [--file BENCHMARKS.md] RESULTS_DIR
+
+Writes a dated entry from RESULTS_DIR (results/<timestamp>/, or
+results/latest): the date and commit of the plan, the exact command, the
+host's state at the start and the end, the duration, and the report's
+target table copied verbatim from report.md (between its
+"targets:begin" and "targets:end" markers).  Nothing in the entry is
+typed by hand.  Exit 2 with a message when the run has no plan or no
+report with a target table, or when it is already in the file.
+"""
+
+import json
+import os
+import sys
+
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCHMARKS = os.path.join(TOP, "BENCHMARKS.md")
+BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
+
+
+class PublishError(Exception):
+    pass
+
+
+def entry(root):
+    run = os.path.basename(os.path.realpath(root))
+    try:
+        with open(os.path.join(root, "plan.json")) as f:
+            plan = json.load(f)
+        with open(os.path.join(root, "report.md")) as f:
+            md = f.read()
+    except (OSError, ValueError) as e:
+        raise PublishError("%s: no plan or report (%s)" % (root, e)) from None
+    if BEGIN not in md or END not in md:
+        raise PublishError("%s/report.md has no target table" % root)
+    block = md[md.index(BEGIN) + len(BEGIN):md.index(END)].strip("\n")
+    done = {}
+    try:
+        with open(os.path.join(root, "done.json")) as f:
+            done = json.load(f)
+    except (OSError, ValueError):
+        pass
+    s, h = plan["settings"], plan.get("host") or {}
+    load = lambda xs: " / ".join("%.2f" % x for x in xs) if xs else "n/a"
+    lines = ["## %s — %s (run `%s`)" % (plan["created"][:10], ", ".join(s["kernels"]), run),
+             "",
+             "- commit: `%s`%s" % (plan.get("commit"),
+                                   " with uncommitted changes" if plan.get("dirty") else ""),
+             "- command: `%s`" % plan["command"],
+             "- started: %s; duration: %s" % (
+                 plan["created"], "%d min" % round(done["duration_s"] / 60)
+                 if "duration_s" in done else "unknown (the run did not finish)"),
+             "- host: %s CPUs, load %s at the start and %s at the end, %s other "
+             "QEMU guests at the start, host kernel %s" % (
+                 h.get("nproc"), load(h.get("loadavg")), load(done.get("loadavg")),
+                 h.get("qemu_running"), h.get("uname")),
+             "- cards %s; experiments %s; arms %s; %d rounds of %d s" % (
+                 ", ".join(s["cards"]), ", ".join(s["experiments"]),
+                 ", ".join(a["id"] for a in plan["arms"]), s["rounds"],
+                 s["runtime_s"]),
+             "- full report: `results/%s/report.md` (not in git)" % run,
+             "", block, ""]
+    return run, "\n".join(lines)
+
+
+HEADER = """# Benchmark results
+
+One entry per published run of `make bench`, newest last, each appended
+by `tools/bench --publish results/<timestamp>` from the run's own files:
+the plan's date, commit and exact command, the host's state, and the
+report's target table, copied verbatim (no figure here is typed by hand).
+How the targets are judged: `fio-jobs/targets.json` and the head of any
+`report.md`; what the experiments are: the README, section "Benchmark".
+
+"""
+
+
+def publish(root, path=BENCHMARKS):
+    run, text = entry(root)
+    old = ""
+    if os.path.exists(path):
+        with open(path) as f:
+            old = f.read()
+        if "(run `%s`)" % run in old:
+            raise PublishError("run %s is already in %s" % (run, path))
+    with open(path, "w") as f:
+        f.write((old or HEADER).rstrip("\n") + "\n\n" + text)
+    return run
+
+
+def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    path = BENCHMARKS
+    if len(argv) == 3 and argv[0] == "--file":
+        path, argv = argv[1], argv[2:]
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print("usage: publish.py [--file BENCHMARKS.md] RESULTS_DIR", file=sys.stderr)
+        return 2
+    try:
+        run = publish(argv[0], path)
+    except PublishError as e:
+        print("publish: %s" % e, file=sys.stderr)
+        return 2
+    print("publish: run %s appended to %s" % (run, path))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,282 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""mkbench.py DIR: writes a small recorded tools/bench run with known
+answers into DIR, for tests/test_report.py: its plan (benchplan.make_plan
+of the settings below, with a fixed time, host and commit) and, per run
+id, the records the guest (tools/guest/bench.sh) writes, in its formats,
+with the numbers chosen below (the expected results are derived in
+tests/test_report.py).  Deterministic.  The test writes it afresh into a
+temporary directory, so that it always matches the plan's format; it is
+about 140 runs and 900 small files, too many to keep in the tree."""
+
+import datetime
+import json
+import os
+import shutil
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ANALYSIS = os.path.dirname(HERE)
+sys.path.insert(0, ANALYSIS)
+sys.path.insert(0, os.path.join(os.path.dirname(ANALYSIS), "flashcard"))
+import benchplan  # noqa: E402
+import costmodel  # noqa: E402
+
+ENV = {"BENCH_KVERS": "6.12", "BENCH_CARDS": "paper symmetric",
+       "BENCH_EXPERIMENTS": "headline twoproc responsiveness deep-nullb "
+                            "nullb-cpu",
+       "BENCH_SCHEDS": "none mq-deadline fwdsched", "BENCH_ROUNDS": "3",
+       "BENCH_RUNTIME": "5"}
+FAILED = ("nullb-cpu", "none", 3)          # (experiment, arm, round)
+MIB_SECTORS = 2048
+TRACING = [False]         # the run being written records blktrace
+
+# ---- the numbers, per (arm, round) ----------------------------------------
+HEAD_IOPS = {"paper": {"mq-deadline": [100, 100, 100],
+                       "fwdsched": [110, 120, 100], "none": [80, 80, 80]},
+             "symmetric": {"mq-deadline": [100, 100, 100],
+                           "fwdsched": [96, 95, 99], "none": [90, 90, 90]}}
+# device time: (forward commands, forward mean us, backward commands,
+# backward mean us) per round
+HEAD_DEV = {"mq-deadline": [(800, 1500, 200, 4000)] * 3,
+            "fwdsched": [(950, 1400, 50, 5400), (950, 1300, 50, 5300),
+                         (950, 1500, 50, 5500)],
+            "none": [(500, 2000, 500, 4000)] * 3}
+HEAD_ORDER = {"mq-deadline": [20, 10, 30, 40], "fwdsched": [10, 20, 30, 40],
+              "none": [40, 30, 20, 10]}
+# two processes: (sync, async) IOPS together; sync and async alone
+TWO = {"same": {"mq-deadline": [(20, 380)] * 3,
+                "fwdsched": [(95, 290), (92, 290), (91, 299)],
+                "none": [(10, 400)] * 3},
+       "apart": {"mq-deadline": [(20, 380)] * 3,
+                 "fwdsched": [(60, 300), (65, 300), (70, 300)],
+                 "none": [(10, 400)] * 3}}
+TWO_SYNC_ALONE = 100
+TWO_DEEP_ALONE = 400
+# responsiveness: start-up seconds; background MiB/s written, read IOPS
+IDLE_S = 2.0
+START = {"writer": {"mq-deadline": [10] * 3, "fwdsched": [2.6, 2.8, 3.2],
+                    "none": [12] * 3},
+         "reader": {"mq-deadline": [6] * 3, "fwdsched": [2.4, 2.5, 2.6],
+                    "none": [8] * 3},
+         "both": {"mq-deadline": [14] * 3, "fwdsched": [4.0, 4.2, 15.0],
+                  "none": [15] * 3}}
+# start-ups stopped at the foreground's limit (15 s) with this many reads
+CAPPED = {("both", "fwdsched", 3): 190, ("both", "none", 1): 150,
+          ("both", "none", 2): 150, ("both", "none", 3): 150}
+BG_WRITE = {"writer": {"mq-deadline": [2.0] * 3, "fwdsched": [1.9, 1.85, 2.0],
+                       "none": [2.0] * 3},
+            "both": {"mq-deadline": [1.5] * 3, "fwdsched": [1.5] * 3,
+                     "none": [1.5] * 3}}
+BG_READ = {"reader": {"mq-deadline": [300] * 3, "fwdsched": [240, 250, 260],
+                      "none": [320] * 3},
+           "both": {"mq-deadline": [200] * 3, "fwdsched": [200] * 3,
+                    "none": [210] * 3}}
+FG_P99_US = {"mq-deadline": 200000, "fwdsched": 30000, "none": 250000}
+# deep null_blk: deep alone; (sync, deep) together; sync alone
+DEEP_ALONE = {"mq-deadline": [27000] * 3, "fwdsched": [27000, 27500, 26500],
+              "none": [28000] * 3}
+DEEP_TOGETHER = {"mq-deadline": [(900, 24300)] * 3,
+                 "fwdsched": [(950, 23490), (940, 24475), (960, 23850)],
+                 "none": [(800, 26000)] * 3}
+DEEP_SYNC_ALONE = 1000
+CPU_IOPS = {"mq-deadline": [50000, 52000, 51000],
+            "fwdsched": [49000, 52520, 50490], "none": [60000, 62400, 61200]}
+
+
+def fio_doc(jobs, runtime_ms=5000):
+    """jobs: [(name, iops, mean_us, p99_us)] -> minimal fio JSON."""
+    out = []
+    for name, iops, mean, p99 in jobs:
+        ios = int(round(iops * runtime_ms / 1000))
+        rd = {"io_bytes": ios * 4096, "bw": int(iops * 4), "iops": iops,
+              "runtime": runtime_ms, "total_ios": ios,
+              "clat_ns": {"mean": mean * 1000.0, "N": ios,
+                          "percentile": {"99.000000": p99 * 1000,
+                                         "99.900000": p99 * 1000}}}
+        zero = {"io_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0,
+                "total_ios": 0, "clat_ns": {"mean": 0.0, "N": 0}}
+        out.append({"jobname": name, "groupid": 0, "error": 0,
+                    "job_runtime": runtime_ms, "read": rd, "write": zero,
+                    "trim": zero})
+    return {"fio version": "fio-3.39", "jobs": out}
+
+
+def card_docs(fwd, fwd_us, back, back_us):
+    """Control-window documents before and after a run with the given
+    read commands (the 'before' totals are not zero: the report must
+    take the difference)."""
+    card = costmodel.Card(costmodel.make_params("paper"))
+    card.charge(0, 4096)
+    card.charge(64 << 20, 4096)
+    before = costmodel.parse_control(costmodel.control_text(card, 4 << 30, "paper", 1))
+    after = json.loads(json.dumps(before))
+    t = after["totals"]
+    for sign, n, us in (("forward", fwd, fwd_us), ("backward", back, back_us)):
+        t["read"][sign]["commands"] += n
+        t["read"][sign]["busy_us"] = round(t["read"][sign]["busy_us"] + n * us, 3)
+        t["read"][sign]["bytes"] += n * 4096
+    t["commands"] += fwd + back
+    t["busy_us"] = round(t["busy_us"] + fwd * fwd_us + back * back_us, 3)
+    t["bytes"] += (fwd + back) * 4096
+    after["control_reads"] += 1
+    return before, after
+
+
+def ts(ns):
+    return "%d.%09d" % (ns // 10**9, ns % 10**9)
+
+
+def blk_order(dispatches):
+    """I events for all, then each D and its C (forward 100 us, backward
+    300 us); the dispatch order gives the forward fraction."""
+    lines, t, pos = [], 1000, 0
+    for s in dispatches:
+        lines.append("179,0 I RS %d 8 %s 100 fio" % (s, ts(t)))
+    for s in dispatches:
+        t += 2000
+        lines.append("179,0 D RS %d 8 %s 100 fio" % (s, ts(t)))
+        t += 100000 if s >= pos else 300000
+        lines.append("179,0 C RS %d 8 %s 0 swapper/0" % (s, ts(t)))
+        pos = s + 8
+    return "\n".join(lines) + "\n"
+
+
+# The waits trace of every start-up run with a background (times in us):
+#   a write W1 (sector 5000, 1024 sectors) is dispatched at 0 and
+#   completes at 900; foreground read F1 (sector 100, 32 sectors) is
+#   inserted at 100, with W1 in flight; another write W2 (sector 6024) is
+#   dispatched at 200 (before F1), F1 at 1000, done at 1500.  Then F2
+#   (sector 3000, 32 sectors) is inserted at 2000, nothing in flight; two
+#   4 KiB reads (sectors 10, 20) are dispatched at 2100 and 2200, F2 at
+#   2400, done at 2600.
+# So per run: 2 foreground reads, mean wait (900 + 400) / 2 = 650 us,
+# mean service (500 + 200) / 2 = 350 us, mean writes before 0.5, reads
+# before 1.0, 50 % inserted with a write in flight.
+WAITS = [(0, "D", "W", 5000, 1024), (100, "I", "R", 100, 32),
+         (200, "D", "W", 6024, 1024), (900, "C", "W", 5000, 1024),
+         (1000, "D", "R", 100, 32), (1100, "C", "W", 6024, 1024),
+         (1500, "C", "R", 100, 32), (1900, "I", "R", 10, 8),
+         (1950, "I", "R", 20, 8), (2000, "I", "R", 3000, 32),
+         (2100, "D", "R", 10, 8), (2200, "D", "R", 20, 8),
+         (2300, "C", "R", 10, 8), (2350, "C", "R", 20, 8),
+         (2400, "D", "R", 3000, 32), (2600, "C", "R", 3000, 32)]
+
+
+def blk_waits():
+    return "".join("179,0 %s %sS %d %d %s 200 fio\n" %
+                   (a, d, s, n, ts(1000000 + us * 1000))
+                   for us, a, d, s, n in WAITS)
+
+
+def diskstats(name, reads, rsect, writes, wsect):
+    return ("179 0 %s %d 0 %d 100 %d 0 %d 200 0 300 300" %
+            (name, reads, rsect, writes, wsect))
+
+
+def write(path, text):
+    if os.path.basename(path) == "blk.txt" and not TRACING[0]:
+        return
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def records(run, d):
+    """The records of one run into directory d."""
+    arm, rnd, exp, var = run["arm"], run["round"], run["experiment"], run["variant"]
+    k = rnd - 1
+    status = "failed" if (exp, arm, rnd) == FAILED else "ok"
+    TRACING[0] = "blktrace" in run["record"]
+    write(os.path.join(d, "run.json"), json.dumps(
+        {"id": run["id"], "status": status,
+         "error": "fio failed: synthetic" if status != "ok" else "",
+         "start": 1000.0 + run["seq"], "end": 1001.0 + run["seq"],
+         "scheduler_read": run["scheduler"], "tunables_read": {}}) + "\n")
+    if status != "ok":
+        return
+    card = None
+    if exp == "headline":
+        iops = HEAD_IOPS[run["_card"]][arm][k]
+        doc = fio_doc([("r16-4k-direct", iops, 1000, 3000)])
+        card = card_docs(*HEAD_DEV[arm][k])
+        write(os.path.join(d, "blk.txt"), blk_order(HEAD_ORDER[arm]))
+    elif exp == "twoproc":
+        if run["role"] == "alone":
+            doc = fio_doc([(run["process"], TWO_SYNC_ALONE if run["process"] == "sync"
+                            else TWO_DEEP_ALONE, 1000, 3000)])
+        else:
+            s, a = TWO[var][arm][k]
+            doc = fio_doc([("async", a, 30000, 60000), ("sync", s, 2000, 20000)])
+        card = card_docs(100, 1000, 0, 0)
+    elif exp == "responsiveness":
+        secs = IDLE_S if var == "idle" else START[var][arm][k]
+        reads = CAPPED.get((var, arm, rnd), 200)
+        doc = fio_doc([("foreground", reads / secs, 5000, FG_P99_US[arm])],
+                      runtime_ms=int(round(secs * 1000)))
+        card = card_docs(200, 1000, 0, 0)
+        if var == "idle":
+            write(os.path.join(d, "blk.txt"), blk_order([10, 20]))
+        else:
+            write(os.path.join(d, "blk.txt"), blk_waits())
+            win = max(5.0, secs)
+            wbps = BG_WRITE.get(var, {}).get(arm, [0] * 3)[k]
+            riops = BG_READ.get(var, {}).get(arm, [0] * 3)[k]
+            wsect = int(round(wbps * win * MIB_SECTORS))
+            nreads = int(round(riops * win)) + 200
+            write(os.path.join(d, "window.json"), json.dumps(
+                {"warmup_s": 3, "window_s": 5, "t_start": 1000.0,
+                 "fg_end": 1000.0 + secs, "t_end": 1000.0 + win,
+                 "diskstats_start": diskstats("mmcblk0", 5000, 40000, 700, 90000),
+                 "diskstats_end": diskstats("mmcblk0", 5000 + nreads,
+                                            40000 + nreads * 8, 700 + 10,
+                                            90000 + wsect)}) + "\n")
+            write(os.path.join(d, "bg.json"), json.dumps(fio_doc([("writer", 1, 1, 1)])))
+    elif exp == "deep-nullb":
+        if run["role"] == "alone" and run["process"] == "sync":
+            doc = fio_doc([("sync", DEEP_SYNC_ALONE, 1000, 2000)])
+        elif run["role"] == "alone":
+            doc = fio_doc([("async", DEEP_ALONE[arm][k], 1100, 2000)])
+        else:
+            s, a = DEEP_TOGETHER[arm][k]
+            doc = fio_doc([("async", a, 1200, 3000), ("sync", s, 1050, 2000)])
+    elif exp == "nullb-cpu":
+        doc = fio_doc([("r16-4k-direct", CPU_IOPS[arm][k], 300, 900)])
+    write(os.path.join(d, "fio.json"), json.dumps(doc) + "\n")
+    if card and "card" in run["record"]:
+        for name, c in zip(("card-before.json", "card-after.json"), card):
+            write(os.path.join(d, name), json.dumps(c, sort_keys=True) + "\n")
+    if "diskstats" in run["record"]:
+        write(os.path.join(d, "diskstats-before.txt"), diskstats("mmcblk0", 1, 8, 0, 0) + "\n")
+        write(os.path.join(d, "diskstats-after.txt"), diskstats("mmcblk0", 2, 16, 0, 0) + "\n")
+    if arm == "fwdsched" and "debugfs" in run["record"]:
+        write(os.path.join(d, "debugfs-stats.txt"),
+              "inserted 100\ndispatched 100\nforward 96\nbackward 4\nwraps 4\n")
+
+
+def main(root):
+    if os.path.exists(root):
+        shutil.rmtree(root)
+    plan = benchplan.make_plan(
+        ENV, now=datetime.datetime(2026, 11, 24, 12, 0, 0,
+                                   tzinfo=datetime.timezone.utc),
+        host={"nproc": 2, "loadavg": [0.1, 0.2, 0.3], "uname": "6.1.0-test",
+              "qemu_running": 0},
+        git={"commit": "0123456789ab", "dirty": False})
+    write(os.path.join(root, "plan.json"), json.dumps(plan, indent=1) + "\n")
+    for b in plan["boots"]:
+        write(os.path.join(root, "boots", b["id"], "guest.json"),
+              json.dumps({"boot": b["id"], "uname": "6.12.0-test", "fio": "fio-3.39",
+                          "cpus": 2, "mmc_history": False, "start": 1000.0,
+                          "end": 2000.0}) + "\n")
+        for r in b["runs"]:
+            r = dict(r, _card=b["device"].get("spec"))
+            records(r, os.path.join(root, "runs", r["id"]))
+    write(os.path.join(root, "done.json"),
+          json.dumps({"duration_s": 1234, "loadavg": [0.5, 0.4, 0.3]}) + "\n")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit("usage: mkbench.py DIR")
+    main(sys.argv[1])

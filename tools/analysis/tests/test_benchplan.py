@@ -1,0 +1,442 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""Tests of the benchmark's plan (benchplan.py), of the guest's reading of
+it (tools/guest/benchrun.py), and of the job files the plan runs: they
+parse with the plan's arguments and keep out of the flash card's control
+window."""
+
+import configparser
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOP = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(TOP, "tools", "flashcard"))
+sys.path.insert(0, os.path.join(TOP, "tools", "guest"))
+
+import benchplan  # noqa: E402
+import benchrun  # noqa: E402
+import costmodel  # noqa: E402
+
+JOBS = os.path.join(TOP, "fio-jobs")
+CARD_BYTES = 4 << 30            # the card tools/runner/vm-run makes
+FIXED = dict(host={}, git={"commit": "x", "dirty": False})
+
+
+def plan(**env):
+    return benchplan.make_plan(env, **FIXED)
+
+
+def all_runs(p):
+    return [r for b in p["boots"] for r in b["runs"]]
+
+
+class Settings(unittest.TestCase):
+
+    def test_defaults(self):
+        s = benchplan.settings_from_env({})
+        self.assertEqual(s["kernels"], ["6.12"])
+        self.assertEqual(s["cards"], ["paper", "fig56", "symmetric"])
+        self.assertEqual(s["schedulers"],
+                         ["none", "mq-deadline", "kyber", "bfq", "fwdsched"])
+        self.assertGreaterEqual(s["rounds"], 3)
+        self.assertIn("headline", s["experiments"])
+        self.assertIn("nullb-cpu", s["experiments"])
+
+    def test_bad_values_are_refused_by_name(self):
+        bad = [({"BENCH_KVERS": "6.13"}, "BENCH_KVERS: unknown kernel '6.13'"),
+               ({"BENCH_KVERS": "6.12 6.12"}, "given twice"),
+               ({"BENCH_CARDS": "papr"}, "BENCH_CARDS: 'papr'"),
+               ({"BENCH_CARDS": "paper,back_us=-1"}, "must not be negative"),
+               ({"BENCH_CARDS": "paper,back_us"}, "not key=value"),
+               ({"BENCH_EXPERIMENTS": "headline nope"},
+                "unknown experiment 'nope'"),
+               ({"BENCH_SCHEDS": "fwdsched"}, "must include mq-deadline"),
+               ({"BENCH_SCHEDS": "mq-deadline cfq"}, "unknown scheduler 'cfq'"),
+               ({"BENCH_VARIANTS": "fwdsched"}, "not SCHED:name=value"),
+               ({"BENCH_VARIANTS": "fwdsched:fair_slack=x"}, "not name=number"),
+               ({"BENCH_VARIANTS": "fwdsched:Bad=1"}, "not name=number"),
+               ({"BENCH_VARIANTS": "cfq:a=1"}, "unknown scheduler 'cfq'"),
+               ({"BENCH_SCHEDS": "mq-deadline", "BENCH_VARIANTS":
+                 "fwdsched:fair_slack=0"}, "fwdsched is not in BENCH_SCHEDS"),
+               ({"BENCH_ROUNDS": "0"}, "BENCH_ROUNDS=0: out of range"),
+               ({"BENCH_ROUNDS": "three"}, "not a whole number"),
+               ({"BENCH_RUNTIME": "-3"}, "BENCH_RUNTIME='-3': not a whole"),
+               ({"BENCH_RUNTIME": "0"}, "out of range"),
+               ({"BENCH_MODELS": "paper"}, "BENCH_MODELS is no longer read; "
+                                           "use BENCH_CARDS"),
+               ({"BENCH_SLACKS": "0 8"}, "BENCH_VARIANTS")]
+        for env, text in bad:
+            with self.assertRaises(benchplan.SettingError, msg=env) as cm:
+                benchplan.make_plan(env, **FIXED)
+            self.assertIn(text, str(cm.exception), env)
+
+    def test_cli_refuses_before_planning(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            env = dict(os.environ, BENCH_ROUNDS="x")
+            r = subprocess.run([sys.executable, os.path.join(HERE, "benchplan.py"),
+                                "plan", os.path.join(tmp, "out")], env=env,
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("BENCH_ROUNDS='x': not a whole number", r.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "out")))
+            env = dict(os.environ, BENCH_ROUNDS="1", BENCH_RUNTIME="3",
+                       BENCH_SCHEDS="mq-deadline fwdsched",
+                       BENCH_EXPERIMENTS="headline", BENCH_CARDS="paper")
+            r = subprocess.run([sys.executable, os.path.join(HERE, "benchplan.py"),
+                                "plan", os.path.join(tmp, "out")], env=env,
+                               capture_output=True, text=True)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(r.stdout.split()[:3], ["6.12-paper", "6.12", "paper"])
+            with open(os.path.join(tmp, "out", "plan.json")) as f:
+                p = json.load(f)
+            self.assertEqual(p["command"], "BENCH_CARDS=paper BENCH_EXPERIMENTS="
+                             "headline BENCH_SCHEDS='mq-deadline fwdsched' "
+                             "BENCH_ROUNDS=1 BENCH_RUNTIME=3 make bench")
+            self.assertEqual(len(p["boots"][0]["runs"]), 2)
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_bench_refuses_bad_settings_before_booting(self):
+        bench = os.path.join(TOP, "tools", "bench")
+        env = dict(os.environ, BENCH_CARDS="paper nope")
+        r = subprocess.run([bench, "--dry-run"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("BENCH_CARDS: 'nope'", r.stderr)
+        env = dict(os.environ, BENCH_KVERS="6.1 7.2", BENCH_ROUNDS="2")
+        r = subprocess.run([bench, "--dry-run"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith("8 boots, "), r.stdout)
+        r = subprocess.run([bench, "--frobnicate"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("usage: bench", r.stderr)
+
+    def test_variants_are_arms(self):
+        p = plan(BENCH_SCHEDS="mq-deadline fwdsched", BENCH_CARDS="paper",
+                 BENCH_EXPERIMENTS="headline",
+                 BENCH_VARIANTS="fwdsched:fair_slack=0,dispatch_depth=4")
+        ids = [a["id"] for a in p["arms"]]
+        self.assertEqual(ids, ["mq-deadline", "fwdsched",
+                               "fwdsched dispatch_depth=4 fair_slack=0"])
+        v = [r for r in all_runs(p) if r["arm"] == ids[2]]
+        self.assertEqual(len(v), 3)
+        self.assertEqual(v[0]["scheduler"], "fwdsched")
+        self.assertEqual(v[0]["tunables"], {"dispatch_depth": 4, "fair_slack": 0})
+
+
+class Plan(unittest.TestCase):
+
+    @classmethod
+    def setUpClass(cls):
+        cls.p = plan(BENCH_KVERS="6.1 6.12", BENCH_ROUNDS="4")
+
+    def test_every_run_has_a_unique_id(self):
+        ids = [r["id"] for r in all_runs(self.p)]
+        self.assertEqual(len(ids), len(set(ids)))
+        for b in self.p["boots"]:
+            self.assertEqual([r["seq"] for r in b["runs"]],
+                             list(range(1, len(b["runs"]) + 1)))
+        self.assertEqual(len({b["id"] for b in self.p["boots"]}),
+                         len(self.p["boots"]))
+
+    def test_boots(self):
+        self.assertEqual([(b["kernel"], b["device"]["kind"], b["device"].get("spec"))
+                          for b in self.p["boots"]],
+                         [("6.1", "flashcard", "paper"), ("6.1", "flashcard", "fig56"),
+                          ("6.1", "flashcard", "symmetric"), ("6.1", "null_blk", None),
+                          ("6.12", "flashcard", "paper"), ("6.12", "flashcard", "fig56"),
+                          ("6.12", "flashcard", "symmetric"), ("6.12", "null_blk", None)])
+        paper = self.p["boots"][0]
+        self.assertEqual(paper["device"]["params"], costmodel.make_params("paper"))
+        exps = {r["experiment"] for r in paper["runs"]}
+        self.assertEqual(exps, {"headline", "twoproc", "responsiveness", "fig2"})
+        exps = {r["experiment"] for r in self.p["boots"][1]["runs"]}
+        self.assertEqual(exps, {"headline", "twoproc"})
+        nb = self.p["boots"][3]
+        self.assertEqual(set(nb["disks"]), {"cpu", "deep"})
+        self.assertEqual(nb["disks"]["deep"]["attrs"]["completion_nsec"], 1000000)
+        self.assertEqual(nb["disks"]["deep"]["attrs"]["submit_queues"], 2)
+        for r in nb["runs"]:
+            self.assertNotIn("card", r["record"])
+            self.assertNotIn("blktrace", r["record"])
+        for r in paper["runs"]:
+            self.assertIn("card", r["record"])
+
+    def test_rounds_interleave_and_rotate(self):
+        b = self.p["boots"][0]
+        head = [r for r in b["runs"] if r["experiment"] == "headline"]
+        arms = [a["id"] for a in self.p["arms"]]
+        by_round = {}
+        for r in head:
+            by_round.setdefault(r["round"], []).append(r["arm"])
+        self.assertEqual(sorted(by_round), [1, 2, 3, 4])
+        for k, order in by_round.items():
+            self.assertEqual(sorted(order), sorted(arms))
+            self.assertEqual(order, arms[k - 1:] + arms[:k - 1])
+        # over 4 rounds, 4 different arms run first
+        firsts = [order[0] for order in by_round.values()]
+        self.assertEqual(len(set(firsts)), 4)
+        # rounds are the outer loop: all of round 1 before round 2
+        rounds = [r["round"] for r in b["runs"] if r["experiment"] != "fig2"]
+        self.assertEqual(rounds, sorted(rounds))
+        # the illustrations run once
+        self.assertEqual({r["round"] for r in b["runs"] if r["experiment"] == "fig2"},
+                         {1})
+
+    def test_rotate(self):
+        self.assertEqual(benchplan.rotate([1, 2, 3], 1), [1, 2, 3])
+        self.assertEqual(benchplan.rotate([1, 2, 3], 2), [2, 3, 1])
+        self.assertEqual(benchplan.rotate([1, 2, 3], 4), [1, 2, 3])
+        self.assertEqual(benchplan.rotate([], 2), [])
+
+    def test_twoproc_rounds_have_their_alone_runs(self):
+        b = self.p["boots"][0]
+        for rnd in range(1, 5):
+            rs = [r for r in b["runs"] if r["experiment"] == "twoproc"
+                  and r["round"] == rnd]
+            alone = sorted((str(r["variant"]), r["process"], r["fio"]["args"][0])
+                           for r in rs if r["role"] == "alone")
+            self.assertEqual(alone, sorted([("same", "sync", "--section=sync"),
+                                            ("apart", "sync", "--section=sync"),
+                                            ("None", "async", "--section=async")]))
+            arms = [r for r in rs if r["role"] == "arm"]
+            # the experiment keeps mq-deadline, bfq and fwdsched
+            self.assertEqual(sorted({r["arm"] for r in arms}),
+                             ["bfq", "fwdsched", "mq-deadline"])
+            self.assertEqual(len(arms), 2 * 3)
+            jobs = {r["variant"]: r["fio"]["job"] for r in arms}
+            self.assertEqual(jobs, {"same": "async-vs-sync-2proc",
+                                    "apart": "async-vs-sync-2proc-apart"})
+
+    def test_traced_in_round_one_only(self):
+        for b in self.p["boots"][:3]:
+            for r in b["runs"]:
+                traced = "blktrace" in r["record"]
+                if r["experiment"] == "headline":
+                    self.assertEqual(traced, r["round"] == 1, r["id"])
+                    self.assertEqual("mmc_history" in r["record"], traced)
+                elif r["experiment"] == "responsiveness":
+                    self.assertEqual(traced, r["round"] == 1 and
+                                     r["variant"] != "idle", r["id"])
+                else:
+                    self.assertFalse(traced, r["id"])
+                self.assertIn("card", r["record"])
+
+    def test_responsiveness_runs(self):
+        rs = [r for r in self.p["boots"][0]["runs"]
+              if r["experiment"] == "responsiveness" and r["round"] == 2]
+        self.assertEqual(len(rs), 4 * len(self.p["arms"]))
+        # per arm: idle, then the three backgrounds, together
+        self.assertEqual([r["variant"] for r in rs[:4]],
+                         ["idle", "writer", "reader", "both"])
+        self.assertEqual(len({r["arm"] for r in rs[:4]}), 1)
+        idle, writer, reader, both = rs[:4]
+        self.assertIsNone(idle["background"])
+        self.assertEqual(writer["background"]["args"], ["--section=writer"])
+        self.assertEqual(writer["background"]["dirty_bytes"], 16 << 20)
+        self.assertIsNone(reader["background"]["dirty_bytes"])
+        self.assertEqual(both["background"]["args"], [])
+        self.assertEqual(both["background"]["streams"], ["writer", "reader"])
+        self.assertEqual(writer["foreground"]["bs"], 16384)
+        self.assertEqual(writer["foreground"]["args"], ["--runtime=10"])
+        self.assertEqual(writer["background"]["window_s"],
+                         self.p["settings"]["runtime_s"])
+
+    def test_deep_nullb_alone_beside_each_arm(self):
+        rs = [r for r in self.p["boots"][3]["runs"]
+              if r["experiment"] == "deep-nullb" and r["round"] == 1]
+        for a in self.p["arms"]:
+            mine = [r for r in rs if r["arm"] == a["id"]]
+            self.assertEqual([(r["role"], r["process"]) for r in mine],
+                             [("alone", "async"), ("arm", None)])
+            self.assertEqual(rs.index(mine[1]), rs.index(mine[0]) + 1)
+        sync = [r for r in rs if r["process"] == "sync"]
+        self.assertEqual(len(sync), 1)
+        self.assertIsNone(sync[0]["arm"])
+        self.assertEqual({r["disk"] for r in rs}, {"deep"})
+
+    def test_default_plan_fits_about_an_hour(self):
+        p = plan()
+        self.assertLessEqual(p["estimate_s"], 75 * 60)
+        self.assertEqual(p["settings"]["kernels"], ["6.12"])
+
+    def test_summary(self):
+        text = benchplan.summary(plan(BENCH_EXPERIMENTS="headline",
+                                      BENCH_CARDS="paper", BENCH_ROUNDS="1"))
+        self.assertTrue(text.startswith("1 boots, 5 runs, about "), text)
+
+
+def fio_sections(path):
+    """{section: {key: value}} of a fio job file, global merged in."""
+    cp = configparser.ConfigParser(allow_no_value=True, interpolation=None,
+                                   strict=False)
+    cp.optionxform = str
+    with open(path) as f:
+        cp.read_string(f.read())
+    glob = dict(cp["global"]) if cp.has_section("global") else {}
+    return {s: dict(glob, **dict(cp[s])) for s in cp.sections() if s != "global"}
+
+
+def size_of(text):
+    m = re.fullmatch(r"([0-9]+)([kmgt]?)", text.strip().lower())
+    if not m:
+        raise ValueError("size %r" % text)
+    return int(m.group(1)) << {"": 0, "k": 10, "m": 20, "g": 30, "t": 40}[m.group(2)]
+
+
+def job_end(path):
+    """The highest byte a job file (on the raw device) can touch."""
+    end = 0
+    for name, o in fio_sections(path).items():
+        if "read_iolog" in o:
+            with open(os.path.join(TOP, o["read_iolog"])) as f:
+                for line in f:
+                    w = line.split()
+                    if len(w) == 4 and w[1] in ("read", "write"):
+                        end = max(end, int(w[2]) + int(w[3]))
+            continue
+        off = size_of(o.get("offset", "0"))
+        size = size_of(o["size"])
+        n = int(o.get("numjobs", "1"))
+        inc = size_of(o.get("offset_increment", "0"))
+        end = max(end, off + (n - 1) * inc + size)
+    return end
+
+
+class JobFiles(unittest.TestCase):
+
+    def benchmark_jobs(self):
+        jobs = set()
+        p = plan(BENCH_EXPERIMENTS=" ".join(benchplan.EXPERIMENTS))
+        for r in all_runs(p):
+            if r["kind"] == "fio":
+                jobs.add(r["fio"]["job"])
+            else:
+                jobs.add(r["foreground"]["job"])
+                if r["background"]:
+                    jobs.add(r["background"]["job"])
+        return jobs
+
+    def test_jobs_keep_out_of_the_control_window(self):
+        limit = costmodel.control_start(CARD_BYTES)
+        names = [f[:-4] for f in os.listdir(JOBS)
+                 if f.endswith(".fio") and not f.endswith("-ext4.fio")]
+        self.assertTrue(self.benchmark_jobs() <= set(names))
+        for name in names:
+            end = job_end(os.path.join(JOBS, name + ".fio"))
+            self.assertGreater(end, 0, name)
+            self.assertLessEqual(end, limit, "%s reaches %d" % (name, end))
+
+    def test_the_check_can_fail(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            p = os.path.join(tmp, "x.fio")
+            with open(p, "w") as f:
+                f.write("[global]\nsize=64m\n[a]\noffset=4032m\n[b]\n"
+                        "offset=4095m\nsize=1m\n")
+            self.assertEqual(job_end(p), 4096 << 20)
+            self.assertGreater(job_end(p), costmodel.control_start(CARD_BYTES))
+        finally:
+            shutil.rmtree(tmp)
+
+    @unittest.skipUnless(shutil.which("fio"), "fio not installed")
+    def test_plan_command_lines_parse(self):
+        seen = set()
+        p = plan(BENCH_EXPERIMENTS=" ".join(benchplan.EXPERIMENTS))
+        for r in all_runs(p):
+            specs = [r["fio"]] if r["kind"] == "fio" else \
+                [r["foreground"]] + ([r["background"]] if r["background"] else [])
+            for s in specs:
+                key = (s["job"], tuple(s["args"]))
+                if key in seen:
+                    continue
+                seen.add(key)
+                env = dict(os.environ, **s["env"])
+                c = subprocess.run(["fio", "--parse-only",
+                                    os.path.join(JOBS, s["job"] + ".fio")] +
+                                   s["args"], env=env, capture_output=True,
+                                   text=True, cwd=TOP)
+                self.assertEqual(c.returncode, 0, (key, c.stderr))
+        self.assertGreater(len(seen), 10)
+
+    def test_plan_sections_exist(self):
+        # fio --parse-only accepts any --section; a missing one would run
+        # nothing, so check them against the job files
+        p = plan(BENCH_EXPERIMENTS=" ".join(benchplan.EXPERIMENTS))
+        n = 0
+        for r in all_runs(p):
+            specs = [r["fio"]] if r["kind"] == "fio" else \
+                [r["foreground"]] + ([r["background"]] if r["background"] else [])
+            for s in specs:
+                secs = fio_sections(os.path.join(JOBS, s["job"] + ".fio"))
+                for a in s["args"]:
+                    if a.startswith("--section="):
+                        self.assertIn(a.split("=", 1)[1], secs, s)
+                        n += 1
+        self.assertGreater(n, 0)
+
+
+class GuestReading(unittest.TestCase):
+    """benchrun.py gives bash the runs of one boot, in the plan's order."""
+
+    def test_shell_round_trip(self):
+        p = plan(BENCH_CARDS="paper", BENCH_EXPERIMENTS="headline responsiveness",
+                 BENCH_SCHEDS="mq-deadline fwdsched", BENCH_ROUNDS="2",
+                 BENCH_VARIANTS="fwdsched:fair_slack=0")
+        b = p["boots"][0]
+        text = benchrun.shell(p, b["id"])
+        script = text + ('for i in $(seq 1 "$B_N"); do printf "%s|%s|%s|%s|%s|%s|%s\\n" '
+                         '"${R_ID[$i]}" "${R_SCHED[$i]}" "${R_TUN[$i]}" '
+                         '"${R_KIND[$i]}" "${R_BGARGS[$i]}" "${R_DIRTY[$i]}" '
+                         '"${R_AFTER[$i]}"; done; echo "$B_DISKS"')
+        out = subprocess.run(["bash", "-c", script], capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+        self.assertEqual(out[-1], "card:mmcblk0:mmc")
+        rows = [line.split("|") for line in out[:-1]]
+        self.assertEqual([r[0] for r in rows], [r["id"] for r in b["runs"]])
+        self.assertEqual([r[1] for r in rows], [r["scheduler"] for r in b["runs"]])
+        tun = [r[2] for r in rows if r[2]]
+        self.assertTrue(tun and set(tun) == {"fair_slack=0"})
+        bg = {r[4] for r in rows if r[3] == "startup"}
+        self.assertEqual(bg, {"", "--section=writer", "--section=reader"})
+        self.assertEqual({r[5] for r in rows if r[4] == "--section=writer"},
+                         {str(16 << 20)})
+        self.assertEqual(rows[-1][6], "0")
+
+    def test_unknown_boot_and_bad_words_refused(self):
+        p = plan(BENCH_CARDS="paper", BENCH_EXPERIMENTS="headline",
+                 BENCH_ROUNDS="1")
+        with self.assertRaises(benchrun.PlanError):
+            benchrun.shell(p, "7.2-paper")
+        p["boots"][0]["runs"][0]["fio"]["args"] = ["--name=a b"]
+        with self.assertRaises(benchrun.PlanError):
+            benchrun.shell(p, p["boots"][0]["id"])
+
+    def test_cli(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            f = os.path.join(tmp, "plan.json")
+            with open(f, "w") as fh:
+                json.dump({"kind": "other"}, fh)
+            r = subprocess.run([sys.executable, os.path.join(TOP, "tools", "guest",
+                                                             "benchrun.py"),
+                                "shell", f, "x"], capture_output=True, text=True)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn("not a benchmark plan", r.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    unittest.main()
