@@ -94,6 +94,7 @@ scsi_debug_create() {
 BLK_PID=
 BLK_TMP=
 BLK_OUT=
+BLK_FMT=
 # blktrace_start <disk> <file>: trace the disk with blktrace until
 # blktrace_stop, which writes the trace to <file> as blkparse text in the
 # one format of tools/analysis/fwdlib.py (BLKPARSE_FMT).  The binary
@@ -118,8 +119,10 @@ blktrace_stop() {
 	kill -TERM "$BLK_PID" 2>/dev/null
 	wait "$BLK_PID" 2>/dev/null
 	BLK_PID=
-	fmt=$("$FWD_PY" "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
+	# asked once per guest: a Python start costs a second or two under TCG
+	[ -n "$BLK_FMT" ] || BLK_FMT=$("$FWD_PY" "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
 		die "tools/analysis/fwdlib.py blkparse-fmt failed"
+	fmt=$BLK_FMT
 	(cd "$BLK_TMP" && blkparse -q -i t -f "$fmt" > t.txt) ||
 		die "blkparse of the trace for $BLK_OUT failed"
 	mkdir -p "$(dirname "$BLK_OUT")"
