@@ -30,6 +30,10 @@ import os
 import re
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fwdlib  # noqa: E402
+from fwdlib import InputError  # noqa: E402
+
 # "comm-pid [cpu] flags ts: event: args" or "... ts: sys_write(fd: ...)"
 LINE_RE = re.compile(r"^\s*(.*)-(\d+)\s+(?:\(\s*[\d-]+\)\s+)?\[(\d+)\]\s+"
                      r"(?:\S+\s+)?(\d+)\.(\d+):\s+(\w+)(?::\s|\()(.*)$")
@@ -45,21 +49,10 @@ BLOCK_EV = {"block_bio_queue": "Q", "block_rq_insert": "I",
 LANES = ["app", "fs", "block", "mmc"]
 
 
-class InputError(Exception):
-    pass
-
-
-def _open(path):
-    try:
-        return open(path, errors="replace")
-    except OSError as e:
-        raise InputError("%s: %s" % (path, e.strerror)) from None
-
-
 def parse_app(path):
     """(pid, [(i, begin_ns, end_ns)])"""
-    with _open(path) as f:
-        lines = f.read().splitlines()
+    text, _ = fwdlib._read_text(path)
+    lines = text.splitlines()
     if not lines or not lines[0].startswith("pid "):
         raise InputError("%s: first line must be 'pid PID'" % path)
     pid = int(lines[0].split()[1])
@@ -78,33 +71,24 @@ def parse_app(path):
 def parse_trace(path):
     """[(ts_ns, event, pid, args)] of a tracefs text dump."""
     out = []
-    with _open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            m = LINE_RE.match(line)
-            if not m:
-                continue
-            frac = m.group(5)
-            ts = int(m.group(4)) * 10**9 + int(frac.ljust(9, "0")[:9])
-            out.append((ts, m.group(6), int(m.group(2)), m.group(7)))
+    text, _ = fwdlib._read_text(path)
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        m = LINE_RE.match(line)
+        if not m:
+            continue
+        frac = m.group(5)
+        ts = int(m.group(4)) * 10**9 + int(frac.ljust(9, "0")[:9])
+        out.append((ts, m.group(6), int(m.group(2)), m.group(7)))
     return out
 
 
 def parse_history(path):
-    """[(issue_ns, done_ns, op, sector, nr)]"""
-    out = []
-    with _open(path) as f:
-        for n, line in enumerate(f, 1):
-            if line.startswith("#") or not line.strip():
-                continue
-            p = line.split()
-            try:
-                out.append((int(p[0]), int(p[1]), p[2], int(p[3]), int(p[4])))
-            except (ValueError, IndexError):
-                raise InputError("%s:%d: not a history line: %r"
-                                 % (path, n, line[:60])) from None
-    return out
+    """[(issue_ns, done_ns, op, sector, nr)] of every command of an MMC
+    history (fwdlib.parse_mmc_history)."""
+    return [(r["d_ns"], r["c_ns"], r["dir"], r["sector"], r["blocks"])
+            for r in fwdlib.parse_mmc_history(path, other=True)]
 
 
 def classify(trace, pid):

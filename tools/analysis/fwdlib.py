@@ -105,6 +105,8 @@ def rwbs_dir(rwbs):
 
 
 def _read_text(src):
+    """(text, name) of a path or file object; InputError naming a path
+    that cannot be read.  (Also used by mmchist.py and crosslayer.py.)"""
     if hasattr(src, "read"):
         return src.read(), getattr(src, "name", "<stream>")
     try:
@@ -261,14 +263,15 @@ def request_latencies(events):
     return out
 
 
-def parse_mmc_history(src):
+def parse_mmc_history(src, other=False):
     """Records of an MMC history dump.
 
     Format: '#' comment/header lines, then one command per line:
     'issue_ns done_ns R|W|O sector nr_sectors err [tag ...]' (the fields
-    of mmc_history/mmc_history.c; extra fields are ignored).  Only data
-    commands (R, W) are returned, sorted by issue time; delta is relative
-    to the end of the previous data command;
+    of mmc_history/mmc_history.c; extra fields are ignored).  The data
+    commands (R, W) are returned, and with other=True the other commands
+    (O) too, sorted by issue time; delta is relative to the end of the
+    previous data command (None for other commands, which move nothing);
     service_ns = done - issue (the card serves one command at a time).
     Same keys as request_latencies() (d_ns = issue, c_ns = done).
     """
@@ -293,13 +296,14 @@ def parse_mmc_history(src):
     out = []
     pos = 0
     for issue, done, op, sector, nr, err in recs:
-        if op == "O":
+        if op == "O" and not other:
             continue
         out.append(dict(dev=None, sector=sector, blocks=nr, dir=op,
-                        delta=sector - pos, q_ns=None, d_ns=issue, c_ns=done,
-                        d2c_ns=done - issue, q2c_ns=None,
-                        service_ns=done - issue, err=err))
-        pos = sector + nr
+                        delta=None if op == "O" else sector - pos, q_ns=None,
+                        d_ns=issue, c_ns=done, d2c_ns=done - issue,
+                        q2c_ns=None, service_ns=done - issue, err=err))
+        if op != "O":
+            pos = sector + nr
     return out
 
 

@@ -223,6 +223,16 @@ class TestMmcHistory(unittest.TestCase):
         self.assertAlmostEqual(s["neg"]["mean_us"], 2.5)
         self.assertAlmostEqual(s["neg_over_pos"], 2.5 / 0.9)
 
+    def test_other_commands(self):
+        # With other=True the O command (issue 5600) comes in issue order,
+        # without a delta, and moves nothing: 1000 is still +934.
+        recs = fwdlib.parse_mmc_history(os.path.join(DATA, "mmc-history.txt"),
+                                        other=True)
+        self.assertEqual([(r["dir"], r["sector"], r["delta"]) for r in recs],
+                         [("R", 100, 100), ("R", 50, -58), ("R", 58, 0),
+                          ("O", 0, None), ("R", 1000, 934), ("W", 10, -998)])
+        self.assertEqual((recs[3]["d_ns"], recs[3]["c_ns"]), (5600, 5700))
+
     def test_bad_line_names_file_and_line(self):
         with self.assertRaises(fwdlib.InputError) as cm:
             fwdlib.parse_mmc_history(io.StringIO("# h\n1 2 R 3 4 0\n1 2 X 3 4 0\n"))
