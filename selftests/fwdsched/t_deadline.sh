@@ -46,32 +46,11 @@ wait "$fio_pid" || fail "the random readers failed"
 blk_stop
 e1=$(stat_get "$d" expired)
 
-# For every read: its wait in ms, and how many requests were dispatched
-# after its deadline (plus two jiffies) and before it.
-blk_events deadline | awk -v expms="$expire" '
-	$1 == "D" { nd++; dt[nd] = $4 }
-	$5 ~ /R/ && ($1 == "I" || $1 == "D") { ev[++ne] = $1 " " $2 " " $4 }
-	# number of D events at or before time t
-	function upto(t,   lo, hi, mid) {
-		lo = 0; hi = nd
-		while (lo < hi) {
-			mid = int((lo + hi + 1) / 2)
-			if (dt[mid] <= t) lo = mid; else hi = mid - 1
-		}
-		return lo
-	}
-	END {
-		for (i = 1; i <= ne; i++) {
-			split(ev[i], e, " ")
-			if (e[1] == "I") { ins[e[2]] = e[3]; continue }
-			if (!(e[2] in ins)) continue
-			dl = ins[e[2]] + expms / 1000 + 0.008
-			late = e[3] > dl ? upto(e[3]) - 1 - upto(dl) : 0
-			printf "%d %d %d\n", e[2], (e[3] - ins[e[2]]) * 1000, late
-			delete ins[e[2]]
-		}
-	}' > "$FWD_OUT/waits"
-n=$(wc -l < "$FWD_OUT/waits")
+# For every read: "sector waited_ms late", late being how many requests
+# were dispatched after its deadline (plus two jiffies) and before it.
+fwdlib deadline "$(blk_file deadline)" "$expire"
+printf '%s\n' "$FWDLIB_OUT" > "$FWD_OUT/waits"
+n=$(grep -c . "$FWD_OUT/waits")
 read -r msec mms mlate < <(sort -k3 -n "$FWD_OUT/waits" | tail -n 1)
 maxms=$(sort -k2 -n "$FWD_OUT/waits" | tail -n 1 | cut -d' ' -f2)
 read -r _ lowms lowlate < <(awk '$1 == 0 { print; exit }' "$FWD_OUT/waits")

@@ -7,8 +7,8 @@
 # served an expired request or served an at-head request, and the
 # debugfs counters agree with what blktrace saw.  On the SD card and
 # scsi_debug every dispatch is also checked against the sweep rebuilt
-# from the trace alone (blk_clook): the lowest waiting sector at or above
-# the position, or the lowest of all at a wrap.
+# from the trace alone (fwdlib.py sweep): the lowest waiting sector at or
+# above the position, or the lowest of all at a wrap.
 #
 # blktrace merges per-CPU buffers by time stamp, and two CPUs can start
 # requests of one sweep in the opposite order.  null_blk and scsi_debug
@@ -33,7 +33,8 @@ s1=$(cat "$(schedfs "$d")/stats")
 delta() { echo $(( $(awk -v n="$1" '$1 == n {print $2}' <<< "$s1") - \
 		   $(awk -v n="$1" '$1 == n {print $2}' <<< "$s0") )); }
 
-read -r nd back cpus < <(blk_backward order)
+fwdlib reads "$(blk_file order)"
+read -r nd back cpus <<< "$FWDLIB_OUT"
 disp=$(delta dispatched)
 bwd=$(delta backward)
 fwd=$(delta forward)
@@ -58,7 +59,8 @@ diff=$(( bwd > back ? bwd - back : back - bwd ))
 # checked: it depends on how many reads wait, that is on timing.
 kind=$(disk_kind "$d")
 if [ "$kind" != nullb ]; then
-	read -r cn choices bad swaps < <(blk_clook order "$(cat "$(iosched "$d")/read_expire")")
+	fwdlib sweep "$(blk_file order)" "$(cat "$(iosched "$d")/read_expire")"
+	read -r cn choices bad swaps <<< "$FWDLIB_OUT"
 	diag "sweep rebuilt from the trace: $cn dispatches, $choices with others waiting, $bad out of order, $swaps started swapped"
 	[ "$bad" -le "$tol" ] ||
 		fail "$bad dispatches were not the sweep's choice (tolerance $tol)"

@@ -17,7 +17,7 @@
 #     and blktrace shows the pure sweep: backward moves only at wraps,
 #     expiries and at-head dispatches (on null_blk with fio on one CPU,
 #     so that D order is pick order), and on the SD card every dispatch
-#     is the sweep's choice (blk_clook).
+#     is the sweep's choice (fwdlib.py sweep).
 #  4. "procs" accepts only "reset", which zeroes the counters.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
@@ -121,7 +121,8 @@ for c in fair_skips detours fair_idle fair_holds; do
 	[ "$(delta "$s0" "$s1" $c)" -eq 0 ] ||
 		fail "fair_slack 4096 (off) but $c went up by $(delta "$s0" "$s1" $c)"
 done
-read -r nd back cpus < <(blk_backward pure)
+fwdlib reads "$(blk_file pure)"
+read -r nd back cpus <<< "$FWDLIB_OUT"
 excused=$(( $(delta "$s0" "$s1" wraps) + $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" head) ))
 tol=$(( nd / 100 + 2 ))
 diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
@@ -131,7 +132,8 @@ check_pick_order "$d" "$cpus"
 	fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
 # On the SD card D order is pick order: check the sweep itself.
 if [ "$(disk_kind "$d")" = mmc ]; then
-	read -r _ choices bad swaps < <(blk_clook pure "$(cat "$(iosched "$d")/read_expire")")
+	fwdlib sweep "$(blk_file pure)" "$(cat "$(iosched "$d")/read_expire")"
+	read -r _ choices bad swaps <<< "$FWDLIB_OUT"
 	diag "off: sweep rebuilt from the trace: $choices choices, $bad out of order, $swaps started swapped"
 	[ "$bad" -le "$tol" ] ||
 		fail "with enforcement off, $bad dispatches were not the sweep's choice (tolerance $tol)"

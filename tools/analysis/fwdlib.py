@@ -1,11 +1,15 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""fwdlib: shared analysis for fwdsched benchmarks (blktrace, MMC history, fio).
+"""fwdlib: the analysis shared by fwdsched's tests and benchmark (blktrace,
+MMC history, fio).
 
 Library:
   BLKPARSE_FMT              the blkparse -f format every tool uses
   parse_blkparse(src)       events from blkparse text (BLKPARSE_FMT or default)
   dispatch_order(events)    forward / backward / wrap counts over D events
+  read_dispatches(events)   reads dispatched, backward moves, CPUs (selftests)
+  sweep_check(events, ms)   every read dispatch judged against the sweep
+  deadline_waits(events, ms)  per read: wait, dispatches after its deadline
   request_latencies(events) per-request D2C, Q2C and service time with delta
   parse_mmc_history(src)    per-command records from the MMC history hook
   latency_by_sign(recs)     latency summary split by the sign of the delta
@@ -15,13 +19,15 @@ Library:
                             waited (the benchmark's responsiveness analysis)
   parse_diskstats(line)     the completed I/O counts of a /proc/diskstats line
 
-CLI (exit 2 with a message naming the file on missing or garbled input):
-  fwdlib.py blkparse-fmt          print BLKPARSE_FMT (escapes kept literal)
-  fwdlib.py order BLK.TXT         dispatch-order counts as JSON
-  fwdlib.py latency BLK.TXT       D2C/Q2C/service split by delta sign as JSON
-  fwdlib.py mmc HISTORY.TXT       service split by delta sign as JSON
-  fwdlib.py jain X [X ...]        Jain's index of the numbers
-  fwdlib.py fio FIO.JSON          fio summary as JSON
+CLI, for the guest's selftests (exit 2 with a message naming the file on
+missing or garbled input):
+  fwdlib.py blkparse-fmt            print BLKPARSE_FMT (escapes kept literal)
+  fwdlib.py events BLK.TXT          "action sector blocks time rwbs cpu" lines
+  fwdlib.py reads BLK.TXT           "dispatches backward cpus" of the reads
+  fwdlib.py sweep BLK.TXT MS        "dispatches choices violations swaps" of
+                                    sweep_check (read_expire MS); the first
+                                    violations described on stderr
+  fwdlib.py deadline BLK.TXT MS     "sector waited_ms late" per read
 
 Definitions (sectors are 512 bytes, times nanoseconds):
 
@@ -44,6 +50,11 @@ Definitions (sectors are 512 bytes, times nanoseconds):
 * forward_fraction = forward / dispatches; it is what fwdsched's debugfs
   "forward"/"dispatched" counters give.  in_order_fraction = (forward +
   wraps) / dispatches: 1.0 for a pure C-LOOK sweep.
+* dispatch_order() classifies every move after the fact, for the report;
+  sweep_check() judges every read dispatch against the requests that were
+  certainly waiting when it was picked, for the selftests (see its
+  docstring).  A dispatch whose insertion the trace does not hold (it was
+  inserted before tracing started) was never seen waiting by either.
 * D2C = C - D, Q2C = C - Q, paired by (device, sector); a requeue (R)
   cancels the pending D.  service = C - max(D, previous C of the device):
   the time the device spent on this request when it serves one at a time
@@ -51,6 +62,7 @@ Definitions (sectors are 512 bytes, times nanoseconds):
 * Jain's index J = (sum x)^2 / (n * sum x^2); None when n == 0 or all x == 0.
 """
 
+import bisect
 import json
 import math
 import re
@@ -212,6 +224,151 @@ def dispatch_order(events):
     c["forward_fraction"] = c["forward"] / n if n else None
     c["in_order_fraction"] = (c["forward"] + c["wraps"]) / n if n else None
     return c
+
+
+def read_dispatches(events):
+    """The D events of reads, their backward moves and CPUs, as
+    selftests/fwdsched judge them: dict with dispatches, backward (as
+    dispatch_order() counts them over the reads alone, the position moved
+    only by reads) and cpus, the number of CPUs that started them
+    (blktrace merges its per-CPU buffers by time stamp, so D order is pick
+    order only when one CPU dispatched)."""
+    reads = [e for e in events if e.action == "D" and e.direction == "R"]
+    c = dispatch_order(reads)
+    return dict(dispatches=c["dispatches"], backward=c["backward"],
+                cpus=len({e.cpu for e in reads}))
+
+
+def sweep_check(events, read_expire_ms):
+    """Check every read dispatch of a trace against the sweep, with the
+    waiting requests rebuilt from the trace's I, F, R and D events of
+    reads.  Returns a dict: dispatches, choices (dispatches while other
+    requests waited), violations, swaps, and messages (the first three
+    violations, described).
+
+    A dispatch violates the sweep when a request that was waiting when it
+    was picked lies between the sweep position (the end of the previous
+    dispatch) and the dispatched sector, or, at a wrap (nothing waiting
+    at or above the position), below the dispatched sector.  blk-mq can
+    pick requests some time before it starts them (D) and keep them on
+    its own dispatch list while the driver is busy, so the pick time is
+    unknown; but picks happen in D order and after the request's own
+    insertion, so a request inserted before the latest insertion of the
+    requests dispatched so far was certainly waiting at the pick.  Only
+    those are held against the sweep.  Expired reads (waited read_expire_ms
+    or more) and requeued (at-head) requests are exempt, and so is
+    passing over a request that is requeued later (it had been picked
+    before).  Two CPUs can start two picked requests in the opposite
+    order: a passed-over request dispatched right next is counted as a
+    swap, not a violation.  Only valid where D order is otherwise pick
+    order: one command at a time (the SD card), or one CPU dispatching.
+    """
+    reads = [e for e in events
+             if e.direction == "R" and e.action in ("I", "F", "R", "D")]
+    requeues = {}               # sector -> times of its requeues, all trace
+    for e in reads:
+        if e.action == "R":
+            requeues.setdefault(e.sector, []).append(e.time_ns)
+    expire_ns = read_expire_ms * 1000000
+    pend = {}                   # sector -> requests waiting there
+    ins = {}                    # sector -> time of its latest insertion
+    requeued = set()            # requeued, not dispatched again yet
+    pos = seen = 0
+    held = None                 # the request passed over by the last dispatch
+    held_msg = ""
+    c = dict(dispatches=0, choices=0, violations=0, swaps=0, messages=[])
+
+    def violation(msg):
+        c["violations"] += 1
+        if len(c["messages"]) < 3:
+            c["messages"].append(msg)
+
+    for e in reads:
+        s = e.sector
+        if e.action == "I":
+            pend[s] = pend.get(s, 0) + 1
+            ins[s] = e.time_ns
+            continue
+        if e.action == "R":
+            requeued.add(s)
+            continue
+        if e.action == "F":
+            # a front merge moves a waiting request down to the bio
+            o = s + e.blocks
+            if pend.get(o, 0) > 0:
+                pend[o] -= 1
+                if not pend[o]:
+                    del pend[o]
+                pend[s] = pend.get(s, 0) + 1
+                ins[s] = ins[o]
+            continue
+        c["dispatches"] += 1
+        if s in ins and ins[s] > seen:
+            seen = ins[s]
+        swapped = held is not None and s == held
+        if held is not None and not swapped:
+            violation(held_msg)
+        held = None
+        # what was certainly waiting when s was picked
+        waiting = [k for k in pend if k != s and ins[k] < seen]
+        up = min((k for k in waiting if k >= pos), default=None)
+        low = min(waiting, default=None)
+        if low is not None:
+            c["choices"] += 1
+        if swapped:
+            c["swaps"] += 1
+        elif c["dispatches"] > 1:
+            want = None
+            if up is not None and (s < pos or s > up):
+                want = up
+            elif up is None and s < pos and low is not None and low < s:
+                want = low
+            if (want is not None and s not in requeued and
+                    not any(t > ins[want] for t in requeues.get(want, ())) and
+                    e.time_ns - ins.get(s, 0) < expire_ns):
+                held = want
+                held_msg = ("sweep at %d took %d; waiting: %d ahead, %d lowest"
+                            % (pos, s, -1 if up is None else up,
+                               -1 if low is None else low))
+        if pend.get(s, 0) > 0:
+            pend[s] -= 1
+            if not pend[s]:
+                del pend[s]
+        requeued.discard(s)
+        # after a swap the sweep is past both requests
+        if not swapped or s + e.blocks > pos:
+            pos = s + e.blocks
+    if held is not None:
+        violation(held_msg)
+    return c
+
+
+def deadline_waits(events, expire_ms, grace_ms=8):
+    """Per read dispatched after its insertion was traced, in dispatch
+    order: (sector, waited_ms, late), late being the number of requests
+    (of any direction) dispatched after its deadline, insertion +
+    expire_ms + grace_ms, and before it.  grace_ms covers the expiry
+    check's granularity (two jiffies at HZ=250)."""
+    d_times = [e.time_ns for e in events if e.action == "D"]
+    limit_ns = (expire_ms + grace_ms) * 1000000
+    ins = {}
+    out = []
+    for e in events:
+        if e.direction != "R" or e.action not in ("I", "D"):
+            continue
+        if e.action == "I":
+            ins[e.sector] = e.time_ns
+            continue
+        t0 = ins.pop(e.sector, None)
+        if t0 is None:
+            continue
+        dl = t0 + limit_ns
+        late = 0
+        if e.time_ns > dl:
+            late = (bisect.bisect_right(d_times, e.time_ns) - 1 -
+                    bisect.bisect_right(d_times, dl))
+        out.append((e.sector, (e.time_ns - t0) // 1000000, late))
+    return out
 
 
 def request_latencies(events):
@@ -501,14 +658,6 @@ def parse_fio(src):
     return out
 
 
-def _strip_bins(x):
-    if isinstance(x, dict):
-        return {k: _strip_bins(v) for k, v in x.items() if k != "bins"}
-    if isinstance(x, list):
-        return [_strip_bins(v) for v in x]
-    return x
-
-
 # ---------------------------------------------------------------- benchmark
 
 def waits_behind(events, subject):
@@ -585,11 +734,16 @@ def parse_diskstats(text):
 # ---------------------------------------------------------------- CLI
 
 USAGE = """usage: fwdlib.py blkparse-fmt
-       fwdlib.py order BLKPARSE.TXT
-       fwdlib.py latency BLKPARSE.TXT
-       fwdlib.py mmc MMC-HISTORY.TXT
-       fwdlib.py jain X [X ...]
-       fwdlib.py fio FIO.JSON"""
+       fwdlib.py events BLKPARSE.TXT
+       fwdlib.py reads BLKPARSE.TXT
+       fwdlib.py sweep BLKPARSE.TXT READ_EXPIRE_MS
+       fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS"""
+
+
+def _ms(text):
+    if not text.isdigit():
+        raise InputError("%r is not a whole number of milliseconds" % text)
+    return int(text)
 
 
 def main(argv=None):
@@ -601,26 +755,22 @@ def main(argv=None):
     try:
         if cmd == "blkparse-fmt" and not args:
             print(BLKPARSE_FMT)
-        elif cmd == "order" and len(args) == 1:
-            print(json.dumps(dispatch_order(parse_blkparse(args[0])), indent=1))
-        elif cmd == "latency" and len(args) == 1:
-            recs = request_latencies(parse_blkparse(args[0]))
-            print(json.dumps({f: latency_by_sign(recs, f)
-                              for f in ("d2c_ns", "q2c_ns", "service_ns")},
-                             indent=1))
-        elif cmd == "mmc" and len(args) == 1:
-            recs = parse_mmc_history(args[0])
-            print(json.dumps(latency_by_sign(recs, "service_ns"), indent=1))
-        elif cmd == "jain" and args:
-            try:
-                xs = [float(a) for a in args]
-                j = jain(xs)
-            except ValueError as e:
-                print("fwdlib: jain: %s" % e, file=sys.stderr)
-                return 2
-            print("n/a" if j is None else "%.6f" % j)
-        elif cmd == "fio" and len(args) == 1:
-            print(json.dumps(_strip_bins(parse_fio(args[0])), indent=1))
+        elif cmd == "events" and len(args) == 1:
+            for e in parse_blkparse(args[0]):
+                print(e.action, e.sector, e.blocks,
+                      "%d.%09d" % divmod(e.time_ns, 1000000000), e.rwbs,
+                      "-" if e.cpu is None else e.cpu)
+        elif cmd == "reads" and len(args) == 1:
+            c = read_dispatches(parse_blkparse(args[0]))
+            print(c["dispatches"], c["backward"], c["cpus"])
+        elif cmd == "sweep" and len(args) == 2:
+            c = sweep_check(parse_blkparse(args[0]), _ms(args[1]))
+            for m in c["messages"]:
+                print("# " + m, file=sys.stderr)
+            print(c["dispatches"], c["choices"], c["violations"], c["swaps"])
+        elif cmd == "deadline" and len(args) == 2:
+            for w in deadline_waits(parse_blkparse(args[0]), _ms(args[1])):
+                print(*w)
         else:
             print(USAGE, file=sys.stderr)
             return 2

@@ -166,6 +166,160 @@ class TestDispatchOrder(unittest.TestCase):
         self.assertEqual((c["forward"], c["continuations"], c["backward"]), (3, 1, 0))
 
 
+def trace(*lines):
+    """Events of "action sector blocks seconds [rwbs [cpu]]" lines (rwbs R
+    and CPU 0 unless given)."""
+    out = []
+    for line in lines:
+        f = line.split()
+        f += ["R", "0"][len(f) - 4:]
+        out.append(fwdlib.Event((179, 0), f[0], f[4], int(f[1]), int(f[2]),
+                                round(float(f[3]) * 1e9), 100, "fio",
+                                int(f[5])))
+    return out
+
+
+def sweep(*lines, expire_ms=500):
+    c = fwdlib.sweep_check(trace(*lines), expire_ms)
+    return (c["dispatches"], c["choices"], c["violations"], c["swaps"])
+
+
+class TestSweepCheck(unittest.TestCase):
+    """sweep_check on small traces with known answers, as
+    (dispatches, choices, violations, swaps): the sweep's own order
+    passes, a skipped or reordered request is caught, and the exemptions
+    (late insertion, expiry, front merge, requeue) hold."""
+
+    def test_sweep(self):
+        # Waiting 300, 200, 100 with the sweep at 0: 100, 200, 300 is the
+        # sweep.  (100 is inserted last, so the others certainly waited
+        # when it was picked.)
+        self.assertEqual(sweep("I 300 8 0.001", "I 200 8 0.002", "I 100 8 0.003",
+                               "D 100 8 0.010", "D 200 8 0.020", "D 300 8 0.030"),
+                         (3, 2, 0, 0))
+
+    def test_skipped(self):
+        # 200 passed over, and served only after two others.
+        c = fwdlib.sweep_check(trace(
+            "I 400 8 0.001", "I 300 8 0.002", "I 200 8 0.003", "I 100 8 0.004",
+            "D 100 8 0.010", "D 300 8 0.020", "D 400 8 0.030", "D 200 8 0.040"), 500)
+        self.assertEqual((c["dispatches"], c["choices"], c["violations"], c["swaps"]),
+                         (4, 3, 1, 0))
+        self.assertEqual(c["messages"],
+                         ["sweep at 108 took 300; waiting: 200 ahead, 200 lowest"])
+
+    def test_swap(self):
+        # 200 passed over and dispatched right next: two starts swapped.
+        self.assertEqual(sweep("I 300 8 0.001", "I 200 8 0.002", "I 100 8 0.003",
+                               "D 100 8 0.010", "D 300 8 0.020", "D 200 8 0.030"),
+                         (3, 2, 0, 1))
+
+    def test_wrap(self):
+        # At 308 nothing waits above: the wrap must take the lowest, 10.
+        self.assertEqual(sweep("I 50 8 0.001", "I 150 8 0.002", "I 10 8 0.003",
+                               "I 300 8 0.004", "D 300 8 0.010", "D 10 8 0.020",
+                               "D 50 8 0.030", "D 150 8 0.040"),
+                         (4, 3, 0, 0))
+
+    def test_bad_wrap(self):
+        self.assertEqual(sweep("I 50 8 0.001", "I 150 8 0.002", "I 10 8 0.003",
+                               "I 300 8 0.004", "D 300 8 0.010", "D 50 8 0.020",
+                               "D 150 8 0.030", "D 10 8 0.040"),
+                         (4, 3, 1, 0))
+
+    def test_late_insert(self):
+        # 150 arrives after the latest insertion of what was dispatched so
+        # far, so it may have come after 200 was picked: no choice is judged.
+        self.assertEqual(sweep("I 100 8 0.001", "I 200 8 0.002", "D 100 8 0.010",
+                               "I 150 8 0.011", "D 200 8 0.012", "D 150 8 0.020"),
+                         (3, 0, 0, 0))
+
+    def test_expired(self):
+        # 100 waited 597 ms (read_expire 500): going back to it is an expiry.
+        lines = ("I 400 8 0.001", "I 300 8 0.002", "I 200 8 0.003", "I 100 8 0.004",
+                 "D 200 8 0.010", "D 100 8 0.601", "D 300 8 0.610", "D 400 8 0.620")
+        self.assertEqual(sweep(*lines), (4, 3, 0, 0))
+        # With read_expire 600 it had not expired: 300, passed over, is
+        # dispatched right next, a swap.
+        self.assertEqual(sweep(*lines, expire_ms=600), (4, 3, 0, 1))
+
+    def test_not_expired(self):
+        # Only 296 ms: a violation (and 400 before 300 a swap).
+        self.assertEqual(sweep("I 400 8 0.001", "I 300 8 0.002", "I 200 8 0.003",
+                               "I 100 8 0.004", "D 200 8 0.010", "D 100 8 0.300",
+                               "D 400 8 0.310", "D 300 8 0.320"),
+                         (4, 3, 1, 1))
+
+    def test_front_merge(self):
+        # A front merge moves the request at 208 down to 200.
+        self.assertEqual(sweep("I 400 8 0.001", "I 208 8 0.002", "F 200 8 0.003",
+                               "D 200 16 0.010", "D 400 8 0.020"),
+                         (2, 1, 0, 0))
+
+    def test_front_merge_skipped(self):
+        # The merged request, now at 200, passed over by the sweep.
+        self.assertEqual(sweep("I 400 8 0.001", "I 208 8 0.002", "F 200 8 0.003",
+                               "I 500 8 0.0035", "I 100 8 0.004",
+                               "D 100 8 0.010", "D 400 8 0.020", "D 500 8 0.030",
+                               "D 200 16 0.040"),
+                         (4, 3, 1, 0))
+
+    def test_requeue(self):
+        # 100 was requeued: it goes back at the head, behind the sweep.
+        self.assertEqual(sweep("I 50 8 0.001", "I 200 8 0.002", "I 100 8 0.003",
+                               "D 100 8 0.010", "R 100 8 0.011", "I 100 8 0.012",
+                               "D 100 8 0.020", "D 200 8 0.030", "D 50 8 0.040"),
+                         (4, 3, 0, 0))
+
+    def test_passed_over_then_requeued(self):
+        # 200 is passed over by 300 and 400, but requeued before it is
+        # started: it had been picked before them, so no violation.
+        lines = ["I 400 8 0.0005", "I 300 8 0.001", "I 200 8 0.002",
+                 "I 100 8 0.003", "D 100 8 0.010", "D 300 8 0.020",
+                 "D 400 8 0.025", "R 200 8 0.026", "D 200 8 0.030"]
+        self.assertEqual(sweep(*lines), (4, 3, 0, 0))
+        del lines[7]
+        self.assertEqual(sweep(*lines), (4, 3, 1, 0))
+
+    def test_writes_are_not_judged(self):
+        self.assertEqual(sweep("I 300 8 0.001 W", "I 200 8 0.002", "I 100 8 0.003",
+                               "D 100 8 0.010", "D 300 8 0.020 W", "D 200 8 0.030"),
+                         (2, 1, 0, 0))
+
+    def test_recorded_trace(self):
+        # order.blk.txt (see ORDER_EXPECTED), its reads: 100, 500, 50 are
+        # inserted at 1 us, so the dispatches after the first saw them
+        # waiting.  50+8 after 508+8 is the wrap (nothing waits at or
+        # above 516; 300 and 200 are inserted later); 20+8 then passes
+        # over 300 (waiting, ahead of the sweep at 58): one violation.
+        c = fwdlib.sweep_check(fwdlib.parse_blkparse(ORDER), 500)
+        self.assertEqual((c["dispatches"], c["choices"], c["violations"], c["swaps"]),
+                         (7, 3, 1, 0))
+        self.assertEqual(c["messages"],
+                         ["sweep at 58 took 20; waiting: 300 ahead, 300 lowest"])
+
+
+class TestReadsAndDeadline(unittest.TestCase):
+    def test_read_dispatches(self):
+        # Reads only: 100, 300, 200 (backward), 50 (backward); the write
+        # at 0 moves nothing; two CPUs started them.
+        c = fwdlib.read_dispatches(trace(
+            "D 100 8 0.001", "D 0 8 0.002 W", "D 300 8 0.003 R 1",
+            "D 200 8 0.004", "D 50 8 0.005", "I 10 8 0.006"))
+        self.assertEqual(c, dict(dispatches=4, backward=2, cpus=2))
+
+    def test_deadline_waits(self):
+        # expire 10 ms + 8 ms grace: 100 inserted at 0, deadline 18 ms,
+        # dispatched at 30 ms after the D events at 19, 20 and 25 ms (a
+        # write): 3 late.  200 waited 5 ms: not late.  300 has no traced
+        # insertion: not listed.
+        w = fwdlib.deadline_waits(trace(
+            "I 100 8 0.000", "I 200 8 0.001", "D 200 8 0.006",
+            "D 400 8 0.018", "D 500 8 0.019", "D 600 8 0.020",
+            "D 700 8 0.025 W", "D 100 8 0.030", "D 300 8 0.031"), 10)
+        self.assertEqual(w, [(200, 5, 0), (100, 30, 3)])
+
+
 class TestLatency(unittest.TestCase):
     def setUp(self):
         self.recs = fwdlib.request_latencies(fwdlib.parse_blkparse(ORDER))
@@ -253,6 +407,7 @@ class TestJain(unittest.TestCase):
             fwdlib.jain([1, -1])
 
 
+
 class TestFio(unittest.TestCase):
     def test_small(self):
         s = fwdlib.parse_fio(os.path.join(DATA, "fio-small.json"))
@@ -307,37 +462,44 @@ class TestCli(unittest.TestCase):
         self.assertEqual((rc, out), (0, fwdlib.BLKPARSE_FMT + "\n"))
         self.assertTrue(out.endswith("\\n\n"))
 
-    def test_order(self):
-        rc, out, _ = run_cli("order", ORDER)
+    def test_events(self):
+        rc, out, _ = run_cli("events", ORDER)
         self.assertEqual(rc, 0)
-        self.assertEqual(json.loads(out), ORDER_EXPECTED)
+        lines = out.splitlines()
+        self.assertEqual(len(lines), len(fwdlib.parse_blkparse(ORDER)))
+        # order.blk.txt has no CPU field: "-"
+        self.assertEqual(lines[0], "Q 100 8 0.000000500 RS -")
 
-    def test_jain(self):
-        rc, out, _ = run_cli("jain", "1", "2", "3")
-        self.assertEqual((rc, out.strip()), (0, "%.6f" % (36 / 42)))
-        rc, _, err = run_cli("jain", "1", "x")
-        self.assertEqual(rc, 2)
-        self.assertIn("x", err)
-
-    def test_fio(self):
-        rc, out, _ = run_cli("fio", os.path.join(DATA, "fio-small.json"))
+    def test_reads_sweep_deadline(self):
+        rc, out, _ = run_cli("reads", ORDER)
+        self.assertEqual((rc, out), (0, "7 2 1\n"))
+        rc, out, err = run_cli("sweep", ORDER, "500")
+        self.assertEqual((rc, out), (0, "7 3 1 0\n"))
+        self.assertEqual(err, "# sweep at 58 took 20; waiting: 300 ahead, 300 lowest\n")
+        rc, out, _ = run_cli("deadline", ORDER, "10")
         self.assertEqual(rc, 0)
-        self.assertAlmostEqual(json.loads(out)["jain_processes"], 250000 / 340000)
+        self.assertEqual(out.splitlines()[0], "100 0 0")
+        self.assertEqual(len(out.splitlines()), 7)
 
     def test_errors_name_the_file(self):
         missing = os.path.join(DATA, "no-such-file.txt")
-        for cmd, path in (("order", missing), ("fio", missing), ("mmc", missing),
-                          ("order", os.path.join(DATA, "fio-small.json")),
-                          ("fio", ORDER), ("mmc", ORDER)):
-            rc, out, err = run_cli(cmd, path)
-            self.assertEqual(rc, 2, (cmd, path))
-            self.assertIn(path, err)
+        fio = os.path.join(DATA, "fio-small.json")
+        for args in (("events", missing), ("reads", missing),
+                     ("sweep", missing, "500"), ("deadline", missing, "10"),
+                     ("reads", fio), ("sweep", fio, "500")):
+            rc, out, err = run_cli(*args)
+            self.assertEqual(rc, 2, args)
+            self.assertIn(args[1], err)
             self.assertEqual(out, "")
 
     def test_usage(self):
         self.assertEqual(run_cli()[0], 2)
-        self.assertEqual(run_cli("order")[0], 2)
+        self.assertEqual(run_cli("reads")[0], 2)
+        self.assertEqual(run_cli("sweep", ORDER)[0], 2)
         self.assertEqual(run_cli("frobnicate", "x")[0], 2)
+        rc, out, err = run_cli("sweep", ORDER, "5x")
+        self.assertEqual((rc, out), (2, ""))
+        self.assertIn("5x", err)
 
 
 # blk_io_trace (include/uapi/linux/blktrace_api.h), native endian, version 7.
