@@ -59,9 +59,11 @@ printf '%s\n' "$threads" > "$FWD_OUT/threads.txt"
 # 1. Bytes per fio process, fio's and fwdsched's, sorted, within 1 %; and
 # Jain's index over the rows active in the window (requests dispatched),
 # floor(1e6 * (sum x)^2 / (n * sum x^2)), here and in debugfs.
-"$FWD_PY" - "$FWD_OUT" <<'PY' || fail "per-process counters or fairness disagree"
+"$FWD_PY" - "$FWD_OUT" "$FWD_ROOT/tools/analysis" <<'PY' || fail "per-process counters or fairness disagree"
 import json, os, sys
 out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+import fwdlib
 def rows(name):
     with open(os.path.join(out, name)) as f:
         return [l.split() for l in f.read().splitlines()
@@ -80,10 +82,7 @@ for a, b in zip(fio, ours):
         sys.exit("# fio read %d bytes, procs charged %d" % (a, b))
 def jain(xs):
     xs = [x for x in xs if x > 0]
-    if not xs:
-        return 0, 0
-    s, q = sum(xs), sum(x * x for x in xs)
-    return len(xs), s * s * 1000000 // (len(xs) * q)
+    return len(xs), fwdlib.jain(xs, scale=1000000) or 0
 w = fair["window_ms"]
 np_, jp = jain([int(r[1]) + int(r[5]) for r in procs if int(r[14]) < w])
 nt, jt = jain([int(r[2]) for r in threads if int(r[4]) < w])

@@ -496,15 +496,25 @@ def latency_by_sign(recs, field="d2c_ns"):
     return out
 
 
-def jain(xs):
-    """Jain's fairness index of xs; None for no values or all zero."""
-    xs = [float(x) for x in xs]
+def jain(xs, scale=None):
+    """Jain's fairness index of xs; None for no values or all zero.
+
+    With an integer scale, floor(scale * J) computed in integers from
+    integer xs, as fwdsched's debugfs "fairness" file gives it.
+    """
+    xs = list(xs) if scale else [float(x) for x in xs]
     for x in xs:
-        if x < 0 or math.isnan(x):
+        if x < 0 or x != x:
             raise ValueError("Jain's index needs non-negative numbers, got %r" % x)
+        if scale and x != int(x):
+            raise ValueError("Jain's index in integers needs integers, got %r" % x)
+    if scale:
+        xs = [int(x) for x in xs]
     sq = sum(x * x for x in xs)
     if not xs or sq == 0:
         return None
+    if scale:
+        return sum(xs) ** 2 * scale // (len(xs) * sq)
     return sum(xs) ** 2 / (len(xs) * sq)
 
 

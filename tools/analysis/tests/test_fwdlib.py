@@ -405,7 +405,19 @@ class TestJain(unittest.TestCase):
         self.assertIsNone(fwdlib.jain([0, 0]))
         with self.assertRaises(ValueError):
             fwdlib.jain([1, -1])
+        with self.assertRaises(ValueError):
+            fwdlib.jain([1, float("nan")])
 
+    def test_integer_scale(self):
+        # floor(1e6 * 36 / 42) = 857142; floating point gives 857142.857...
+        self.assertEqual(fwdlib.jain([1, 2, 3], scale=1000000), 857142)
+        self.assertEqual(fwdlib.jain([5, 5], scale=1000000), 1000000)
+        # exact where floats are not: (2^53 + 1, 2^53 + 1) is exactly 1
+        big = 2 ** 53 + 1
+        self.assertEqual(fwdlib.jain([big, big], scale=1000000), 1000000)
+        self.assertIsNone(fwdlib.jain([0, 0], scale=1000000))
+        with self.assertRaises(ValueError):
+            fwdlib.jain([1, 2.5], scale=1000000)
 
 
 class TestFio(unittest.TestCase):
