@@ -4,15 +4,15 @@
 # Helpers for the fwdsched selftests; sourced by each t_*.sh, which runs
 # as root in the guest with one argument, the disk (e.g. mmcblk0).
 # A test exits 0 (pass), 1 (fail) or 4 (skip) and prints diagnostics as
-# "# ..." lines.  Environment from run_tests.sh: FWD_ROOT, FWD_OUT.
+# "# ..." lines.  Environment from run_tests.sh: FWD_OUT.
 
-FWD_ROOT=${FWD_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+# FWD_ROOT, set_sched, fresh_sched, run_fio, blktrace_start, ...: the
+# guest library.
+# shellcheck source=tools/lib/guest.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../tools/lib/guest.sh"
 FWD_OUT=${FWD_OUT:-$(mktemp -d)}
 mkdir -p "$FWD_OUT"
-export FWD_ROOT FWD_OUT
-# set_sched, fresh_sched, run_fio, blktrace_start, ...: the guest library.
-# shellcheck source=tools/lib/guest.sh
-. "$FWD_ROOT/tools/lib/guest.sh"
+export FWD_OUT
 
 KSFT_FAIL=1
 KSFT_SKIP=4

@@ -6,8 +6,9 @@
 # into this plan), every Python unit-test file (tools/**/test_*.py, one
 # result each) and shellcheck over the shell scripts.  Prints KTAP.
 set -u
-top=$(cd "$(dirname "$0")/../../.." && pwd)
-cd "$top" || exit 2
+# shellcheck source=tools/lib/host.sh
+. "$(dirname "$0")/../../../tools/lib/host.sh"
+cd "$FWD_ROOT" || exit 2
 PY=/usr/bin/python3
 lines=()
 add() { lines+=("$1 $((${#lines[@]} + 1)) $2"); }

@@ -21,7 +21,9 @@
 # shellcheck disable=SC2317,SC2016
 set -u
 
-ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
+# shellcheck source=tools/lib/host.sh
+. "$(dirname "$0")/../../../tools/lib/host.sh"
+ROOT=$FWD_ROOT
 JOBS=$ROOT/fio-jobs
 PY=/usr/bin/python3
 cd "$ROOT" || exit 1
