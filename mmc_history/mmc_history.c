@@ -17,8 +17,7 @@
  * and a work item prepares the next spare and the debugfs file
  * /sys/kernel/debug/mmc_history/<host>.  The probes neither allocate nor
  * sleep.  Writing "clear" to /sys/kernel/debug/mmc_history/control empties
- * all rings; writing N to .../bench runs the probes N times on a dummy
- * host and reading it back gives their cost.
+ * all rings.
  */
 #include <linux/bitops.h>
 #include <linux/blk_types.h>
@@ -32,7 +31,6 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/overflow.h>
-#include <linux/sched.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -52,7 +50,6 @@
 /* Requests in flight per host: CQE has at most 32 tasks and a DCMD. */
 #define MMCH_INFLIGHT		64
 #define MMCH_MAX_RING		SZ_4M
-#define MMCH_MAX_BENCH		10000000U
 
 static unsigned int ring_size = 65536;
 module_param(ring_size, uint, 0444);
@@ -99,7 +96,7 @@ static struct dentry *mmch_dir;
 static void mmch_work_fn(struct work_struct *work);
 static DECLARE_WORK(mmch_work, mmch_work_fn);
 
-/* Serialises probe (un)registration and the bench. */
+/* Serialises probe (un)registration. */
 static DEFINE_MUTEX(mmch_mutex);
 static struct tracepoint *mmch_tp_start;
 static struct tracepoint *mmch_tp_done;
@@ -264,13 +261,13 @@ out_unlock:
  * The probes run where the tracepoints are: mmc_request_start just before
  * host->ops->request() (or after ->cqe_request()), mmc_request_done in
  * mmc_request_done() or mmc_cqe_request_done(), possibly in hard
- * interrupt context.  @data is NULL except for the bench's dummy host.
+ * interrupt context.
  */
 static void mmch_probe_start(void *data, struct mmc_host *host,
 			     struct mmc_request *mrq)
 {
 	u64 now = ktime_get_ns();
-	struct mmch_host *h = data ?: mmch_lookup(host);
+	struct mmch_host *h = mmch_lookup(host);
 
 	if (h)
 		mmch_start(h, mrq, now);
@@ -280,7 +277,7 @@ static void mmch_probe_done(void *data, struct mmc_host *host,
 			    struct mmc_request *mrq)
 {
 	u64 now = ktime_get_ns();
-	struct mmch_host *h = data ?: mmch_lookup(host);
+	struct mmch_host *h = mmch_lookup(host);
 
 	if (h)
 		mmch_done(h, mrq, now);
@@ -473,134 +470,6 @@ static void mmch_work_fn(struct work_struct *work)
 	vfree(n);
 }
 
-/*
- * The bench: run the probes @n times on a dummy host and request, and the
- * same number of calls of an empty probe, both through a function pointer
- * as a tracepoint would.  The difference is the cost of one record.
- */
-static struct mmch_host *mmch_bench_host;
-static u32 mmch_bench_n;
-static u64 mmch_bench_probe_ns;
-static u64 mmch_bench_null_ns;
-
-typedef void (*mmch_probe_t)(void *data, struct mmc_host *host,
-			     struct mmc_request *mrq);
-
-static noinline void mmch_probe_null(void *data, struct mmc_host *host,
-				     struct mmc_request *mrq)
-{
-	/* Keep the call: pretend to use the arguments. */
-	asm volatile("" : : "r" (data), "r" (host), "r" (mrq) : "memory");
-}
-
-static u64 mmch_bench_loop(mmch_probe_t start, mmch_probe_t done, void *data,
-			   struct mmc_request *mrq, u32 n)
-{
-	u64 t0, t1;
-	u32 i;
-
-	preempt_disable();
-	t0 = ktime_get_ns();
-	for (i = 0; i < n; i++) {
-		mrq->data->blk_addr = i * 8;
-		start(data, NULL, mrq);
-		done(data, NULL, mrq);
-	}
-	t1 = ktime_get_ns();
-	preempt_enable();
-	return t1 - t0;
-}
-
-static void mmch_bench_run(u32 n)
-{
-	mmch_probe_t start = mmch_probe_start;
-	mmch_probe_t done = mmch_probe_done;
-	mmch_probe_t null = mmch_probe_null;
-	struct mmc_command cmd = { .opcode = MMC_READ_MULTIPLE_BLOCK };
-	struct mmc_data data = { .blksz = 512, .blocks = 8,
-				 .flags = MMC_DATA_READ };
-	struct mmc_request mrq = { .cmd = &cmd, .data = &data };
-	u64 probe_ns = 0, null_ns = 0;
-	u32 left, c;
-
-	/* Calls through unknown pointers, as from a tracepoint. */
-	OPTIMIZER_HIDE_VAR(start);
-	OPTIMIZER_HIDE_VAR(done);
-	OPTIMIZER_HIDE_VAR(null);
-	for (left = n; left; left -= c) {
-		c = min(left, 1000U);
-		probe_ns += mmch_bench_loop(start, done, mmch_bench_host, &mrq,
-					    c);
-		null_ns += mmch_bench_loop(null, null, mmch_bench_host, &mrq, c);
-		cond_resched();
-	}
-	mmch_bench_n = n;
-	mmch_bench_probe_ns = probe_ns;
-	mmch_bench_null_ns = null_ns;
-}
-
-static ssize_t mmch_bench_write(struct file *file, const char __user *ubuf,
-				size_t count, loff_t *ppos)
-{
-	unsigned int n;
-	int ret;
-
-	ret = kstrtouint_from_user(ubuf, count, 0, &n);
-	if (ret)
-		return ret;
-	if (!n || n > MMCH_MAX_BENCH)
-		return -EINVAL;
-
-	mutex_lock(&mmch_mutex);
-	if (!mmch_bench_host)
-		mmch_bench_host = mmch_alloc();
-	if (mmch_bench_host)
-		mmch_bench_run(n);
-	else
-		count = -ENOMEM;
-	mutex_unlock(&mmch_mutex);
-	return count;
-}
-
-/* Nanoseconds per record with three decimals. */
-static void mmch_bench_print(struct seq_file *m, const char *name, u64 ns)
-{
-	u64 milli = div_u64(ns * 1000, mmch_bench_n);
-
-	seq_printf(m, " %s=%llu.%03u", name, div_u64(milli, 1000),
-		   (unsigned int)(milli % 1000));
-}
-
-static int mmch_bench_show(struct seq_file *m, void *v)
-{
-	mutex_lock(&mmch_mutex);
-	if (mmch_bench_n) {
-		seq_printf(m, "records=%u", mmch_bench_n);
-		mmch_bench_print(m, "probe_ns", mmch_bench_probe_ns);
-		mmch_bench_print(m, "null_ns", mmch_bench_null_ns);
-		mmch_bench_print(m, "record_ns", mmch_bench_probe_ns >
-				 mmch_bench_null_ns ? mmch_bench_probe_ns -
-				 mmch_bench_null_ns : 0);
-		seq_putc(m, '\n');
-	}
-	mutex_unlock(&mmch_mutex);
-	return 0;
-}
-
-static int mmch_bench_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, mmch_bench_show, NULL);
-}
-
-static const struct file_operations mmch_bench_fops = {
-	.owner		= THIS_MODULE,
-	.open		= mmch_bench_open,
-	.read		= seq_read,
-	.write		= mmch_bench_write,
-	.llseek		= seq_lseek,
-	.release	= single_release,
-};
-
 /* Called with mmch_mutex held. */
 static void mmch_tp_attach(struct tracepoint *tp, void *priv)
 {
@@ -676,7 +545,6 @@ static void mmch_free_all(void)
 	for (i = 0; i < MMCH_MAX_HOSTS; i++)
 		vfree(mmch_hosts[i]);
 	vfree(mmch_spare);
-	vfree(mmch_bench_host);
 }
 
 static int __init mmch_init(void)
@@ -694,7 +562,6 @@ static int __init mmch_init(void)
 	if (!ring_size)
 		return 0;
 
-	debugfs_create_file("bench", 0600, mmch_dir, NULL, &mmch_bench_fops);
 	mmch_spare = mmch_alloc();
 	if (!mmch_spare) {
 		ret = -ENOMEM;
