@@ -1,92 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * MMC request history
+ * MMC request history: the records
  *
- * Keeps, per host, the last history_size requests started and completed
- * by the core, legacy and CQE alike, and shows them in debugfs:
+ * A history is a ring of the last N requests of one host.  Its owner
+ * calls mmc_history_record_start() when a request goes to the host and
+ * mmc_history_record_done() when it completes; the two are paired by
+ * request, so CQE tasks completing out of order are recorded correctly.
+ * Recording takes the ring's spinlock and copies a few words: it never
+ * allocates, sleeps or fails.  mmc_history_fops shows the ring:
  *
- *   /sys/kernel/debug/<host>/history
- *	one "#" header line, then one line per request, oldest first:
- *	issue_ns done_ns R|W|O sector nr_sectors err tag
- *   /sys/kernel/debug/<host>/history_control
- *	write "clear" to empty the history
+ *   # host=mmc0 clock=monotonic ring_size=N records=... fields=...
+ *   issue_ns done_ns R|W|O sector nr_sectors err tag
  *
- * Times are CLOCK_MONOTONIC nanoseconds; sectors are 512-byte units
- * whatever the card's addressing.  A request is a read or a write when
- * its command is a block read or write (or, for CQE, by its data
- * direction), anything else is "O".  err is the first error among sbc,
- * cmd, data and stop.
- *
- * The ring of a host is allocated when the host is added; recording a
- * request takes the host's spinlock and copies a few words, and never
- * allocates or fails.  With history_size = 0 (the default) nothing is
- * allocated and the hooks are a patched-out jump.
+ * one line per request, oldest completion first.  Times are
+ * CLOCK_MONOTONIC nanoseconds; sectors are 512-byte units whatever the
+ * card's addressing.  A request is a read or a write when its command is
+ * a block read or write (or, for CQE, by its data direction), anything
+ * else is "O".  err is the first error among sbc, cmd, data and stop.
  */
 #include <linux/blk_types.h>
-#include <linux/debugfs.h>
 #include <linux/fs.h>
-#include <linux/jump_label.h>
 #include <linux/ktime.h>
 #include <linux/minmax.h>
 #include <linux/mmc/core.h>
-#include <linux/mmc/host.h>
 #include <linux/mmc/mmc.h>
-#include <linux/moduleparam.h>
 #include <linux/overflow.h>
-#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
-#include <linux/sizes.h>
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include <linux/xarray.h>
 
 #include "history.h"
 
-/* Requests in flight per host: CQE has at most 32 tasks and a DCMD. */
-#define MMC_HISTORY_INFLIGHT	64
-#define MMC_HISTORY_MAX		SZ_4M
+/* A ring of @size records for host @index; may sleep. */
+struct mmc_history *mmc_history_alloc(int index, unsigned int size)
+{
+	struct mmc_history *h;
 
-static unsigned int history_size;
-module_param(history_size, uint, 0444);
-MODULE_PARM_DESC(history_size,
-		 "Requests kept per host in debugfs <host>/history (0 = off)");
+	h = vzalloc(struct_size(h, recs, size));
+	if (!h)
+		return NULL;
+	spin_lock_init(&h->lock);
+	h->index = index;
+	h->size = size;
+	return h;
+}
 
-DEFINE_STATIC_KEY_FALSE(mmc_history_enabled);
-
-/* struct mmc_history of each host that keeps one, by host index. */
-static DEFINE_XARRAY(mmc_histories);
-
-struct mmc_history_rec {
-	u64 issue_ns;
-	u64 done_ns;
-	u64 sector;
-	u32 nr_sectors;
-	s32 err;
-	s32 tag;
-	u8 op;
-};
-
-struct mmc_history_inflight {
-	const struct mmc_request *mrq;	/* key only, never dereferenced */
-	struct mmc_history_rec rec;
-};
-
-struct mmc_history {
-	/* Taken in the request path, possibly in hard interrupt context. */
-	spinlock_t lock;
-	int index;
-	u32 size;
-	u32 next;		/* slot of the next record */
-	u64 total;		/* records written since the host was added */
-	u64 cleared;		/* value of total at the last clear */
-	u64 unmatched;		/* completions without a recorded start */
-	u64 evicted;		/* starts dropped because inflight[] was full */
-	unsigned int nr_inflight;
-	struct mmc_history_inflight inflight[MMC_HISTORY_INFLIGHT];
-	struct mmc_history_rec recs[];
-};
+void mmc_history_free(struct mmc_history *h)
+{
+	vfree(h);
+}
 
 static u8 mmc_history_op(const struct mmc_request *mrq)
 {
@@ -128,6 +92,7 @@ mmc_history_find(struct mmc_history *h, const struct mmc_request *mrq)
 {
 	unsigned int i;
 
+	lockdep_assert_held(&h->lock);
 	for (i = 0; i < h->nr_inflight; i++)
 		if (h->inflight[i].mrq == mrq)
 			return &h->inflight[i];
@@ -156,11 +121,16 @@ mmc_history_slot(struct mmc_history *h, const struct mmc_request *mrq)
 	return f;
 }
 
-static void mmc_history_start_locked(struct mmc_history *h,
-				     const struct mmc_request *mrq, u64 now)
+/* Called when @mrq goes to the host, in any context. */
+void mmc_history_record_start(struct mmc_history *h,
+			      const struct mmc_request *mrq)
 {
-	struct mmc_history_inflight *f = mmc_history_slot(h, mrq);
+	u64 now = ktime_get_ns();
+	struct mmc_history_inflight *f;
+	unsigned long flags;
 
+	spin_lock_irqsave(&h->lock, flags);
+	f = mmc_history_slot(h, mrq);
 	f->mrq = mrq;
 	f->rec.issue_ns = now;
 	f->rec.op = mmc_history_op(mrq);
@@ -173,18 +143,24 @@ static void mmc_history_start_locked(struct mmc_history *h,
 		f->rec.nr_sectors = 0;
 	}
 	f->rec.tag = mrq->tag;
+	spin_unlock_irqrestore(&h->lock, flags);
 }
 
-static void mmc_history_done_locked(struct mmc_history *h,
-				    const struct mmc_request *mrq, u64 now)
+/* Called when @mrq completes, possibly in hard interrupt context. */
+void mmc_history_record_done(struct mmc_history *h,
+			     const struct mmc_request *mrq)
 {
-	struct mmc_history_inflight *f = mmc_history_find(h, mrq);
+	u64 now = ktime_get_ns();
+	struct mmc_history_inflight *f;
 	struct mmc_history_rec *r;
+	unsigned long flags;
 
+	spin_lock_irqsave(&h->lock, flags);
+	f = mmc_history_find(h, mrq);
 	if (!f) {
 		/* Failed before it started, e.g. by re-tuning. */
 		h->unmatched++;
-		return;
+		goto out_unlock;
 	}
 	r = &h->recs[h->next];
 	*r = f->rec;
@@ -194,43 +170,36 @@ static void mmc_history_done_locked(struct mmc_history *h,
 		h->next = 0;
 	h->total++;
 	*f = h->inflight[--h->nr_inflight];
+out_unlock:
+	spin_unlock_irqrestore(&h->lock, flags);
+}
+
+/* Forget the records and counts; requests in flight are still paired. */
+void mmc_history_clear(struct mmc_history *h)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&h->lock, flags);
+	h->cleared = h->total;
+	h->unmatched = 0;
+	h->evicted = 0;
+	spin_unlock_irqrestore(&h->lock, flags);
 }
 
 /*
- * The one way into a history from the request path: the time is taken
- * first, the history is looked up under RCU (mmc_history_remove() waits
- * for it) and changed under its lock.
+ * A write to a control file: 0 for "clear" (a trailing newline allowed),
+ * -EINVAL for anything else.
  */
-static void mmc_history_record(struct mmc_host *host,
-			       const struct mmc_request *mrq, bool done)
+int mmc_history_parse_control(const char __user *ubuf, size_t count)
 {
-	u64 now = ktime_get_ns();
-	struct mmc_history *h;
-	unsigned long flags;
+	char buf[16];
 
-	rcu_read_lock();
-	h = xa_load(&mmc_histories, host->index);
-	if (h) {
-		spin_lock_irqsave(&h->lock, flags);
-		if (done)
-			mmc_history_done_locked(h, mrq, now);
-		else
-			mmc_history_start_locked(h, mrq, now);
-		spin_unlock_irqrestore(&h->lock, flags);
-	}
-	rcu_read_unlock();
-}
-
-/* Called from __mmc_start_request() and mmc_cqe_start_req(). */
-void __mmc_history_start(struct mmc_host *host, struct mmc_request *mrq)
-{
-	mmc_history_record(host, mrq, false);
-}
-
-/* Called from mmc_request_done() and mmc_cqe_request_done(). */
-void __mmc_history_done(struct mmc_host *host, struct mmc_request *mrq)
-{
-	mmc_history_record(host, mrq, true);
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	return sysfs_streq(buf, "clear") ? 0 : -EINVAL;
 }
 
 struct mmc_history_iter {
@@ -307,6 +276,7 @@ static const struct seq_operations mmc_history_seq_ops = {
 	.show	= mmc_history_seq_show,
 };
 
+/* The file shows the records there were when it was opened. */
 static int mmc_history_open(struct inode *inode, struct file *file)
 {
 	struct mmc_history *h = inode->i_private;
@@ -329,87 +299,10 @@ static int mmc_history_open(struct inode *inode, struct file *file)
 	return 0;
 }
 
-static const struct file_operations mmc_history_fops = {
+const struct file_operations mmc_history_fops = {
 	.owner		= THIS_MODULE,
 	.open		= mmc_history_open,
 	.read		= seq_read,
 	.llseek		= seq_lseek,
 	.release	= seq_release_private,
 };
-
-static ssize_t mmc_history_control_write(struct file *file,
-					 const char __user *ubuf,
-					 size_t count, loff_t *ppos)
-{
-	struct mmc_history *h = file->private_data;
-	unsigned long flags;
-	char buf[16];
-
-	if (count >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, count))
-		return -EFAULT;
-	buf[count] = '\0';
-	if (!sysfs_streq(buf, "clear"))
-		return -EINVAL;
-
-	spin_lock_irqsave(&h->lock, flags);
-	h->cleared = h->total;
-	h->unmatched = 0;
-	h->evicted = 0;
-	spin_unlock_irqrestore(&h->lock, flags);
-	return count;
-}
-
-static const struct file_operations mmc_history_control_fops = {
-	.owner		= THIS_MODULE,
-	.open		= simple_open,
-	.write		= mmc_history_control_write,
-	.llseek		= noop_llseek,
-};
-
-/* Called from mmc_add_host_debugfs(). */
-void mmc_history_add(struct mmc_host *host, struct dentry *root)
-{
-	struct mmc_history *h;
-	unsigned int size = min_t(unsigned int, history_size,
-				  MMC_HISTORY_MAX);
-
-	if (!size)
-		return;
-
-	h = vzalloc(struct_size(h, recs, size));
-	if (!h)
-		goto out_warn;
-	spin_lock_init(&h->lock);
-	h->index = host->index;
-	h->size = size;
-	if (xa_err(xa_store(&mmc_histories, host->index, h, GFP_KERNEL))) {
-		vfree(h);
-		goto out_warn;
-	}
-	static_branch_inc(&mmc_history_enabled);
-
-	debugfs_create_file("history", 0400, root, h, &mmc_history_fops);
-	debugfs_create_file("history_control", 0200, root, h,
-			    &mmc_history_control_fops);
-	return;
-
-out_warn:
-	pr_warn("%s: no memory for a history of %u requests\n",
-		mmc_hostname(host), size);
-}
-
-/* Called from mmc_remove_host_debugfs(), after the files are removed. */
-void mmc_history_remove(struct mmc_host *host)
-{
-	struct mmc_history *h;
-
-	h = xa_erase(&mmc_histories, host->index);
-	if (!h)
-		return;
-	static_branch_dec(&mmc_history_enabled);
-	/* The request path looks the history up under RCU. */
-	synchronize_rcu();
-	vfree(h);
-}
