@@ -13,7 +13,8 @@
 #   make patches          regenerate patches/ from the sources
 
 # The kernels, listed once for the whole project in tools/kernels.
-KVERS ?= $(strip $(file < tools/kernels))
+KERNELS := $(strip $(file < tools/kernels))
+KVERS ?= $(KERNELS)
 KVER ?=
 BUILD_ARGS ?= W=1
 
@@ -44,9 +45,15 @@ lint: deps
 	tools/lint $(KVERS)
 
 FWD_CACHE ?= /var/cache/fwdsched
-# The series is based on Debian's 7.2 source (fetched by tools/setup/fetch-kernel).
+# Both series are based on Debian's 7.2 source (fetched by
+# tools/setup/fetch-kernel): the block series on its tarball, the mmc
+# patch on the part of it extracted into build/src/.  The mmc patch must
+# also apply to the other kernels, for tools/setup/build-mmc-core.
 patches: deps
-	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$(tools/setup/fetch-kernel 7.2 | tail -n 1)/src/usr/src/linux-source-7.2.tar.xz
+	rel=$$(tools/setup/fetch-kernel 7.2 | tail -n 1) && \
+	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$rel/src/usr/src/linux-source-7.2.tar.xz && \
+	tools/patches/mkpatches-mmc --base build/src/$$rel --check \
+		$$(for k in $(KERNELS); do echo build/src/$$(tools/setup/fetch-kernel $$k | tail -n 1); done)
 
 clean:
 	rm -rf build/*/obj
