@@ -10,6 +10,8 @@
 #                       /var/cache/fwdsched
 #   FWD_KERNELS         the kernel series the project supports, from the
 #                       one file that lists them, tools/kernels (one line)
+#   FWD_DEBUG_KERNELS   the series whose debug kernel make check-debug
+#                       tests by default, from tools/debug-kernels
 #   FWD_VM_LOCK         the lock that keeps the machine to one QEMU guest;
 #                       tools/runner/vm-run takes it, no caller does
 #   die <message>       "<program>: <message>" on stderr, then exit with
@@ -21,6 +23,7 @@ FWD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 FWD_CACHE=${FWD_CACHE:-/var/cache/fwdsched}
 FWD_VM_LOCK=${FWD_VM_LOCK:-/run/fwdsched-vm.lock}
 read -r FWD_KERNELS < "$FWD_ROOT/tools/kernels"
+read -r FWD_DEBUG_KERNELS < "$FWD_ROOT/tools/debug-kernels"
 FWD_DIE_STATUS=1
 
 die() {
