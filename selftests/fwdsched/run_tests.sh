@@ -9,13 +9,16 @@
 # a scsi_debug disk), loads build/$(uname -r)/fwdsched.ko, runs every
 # t_*.sh once for each disk kind it names on its "# devices:" line, and
 # prints KTAP.  Artifacts (fio JSON, blktrace, dmesg) go to FWD_RESULTS
-# (default build/<release>/selftest).  Exit 0 when nothing failed.
+# (default build/<release>/selftest).  A test still running after
+# FWD_TEST_TIMEOUT seconds (default 900) is stopped and fails.  Exit 0
+# when nothing failed.
 set -u
 
 # shellcheck source=tools/lib/guest.sh
 . "$(dirname "$0")/../../tools/lib/guest.sh"
 rel=$(uname -r)
 results=${FWD_RESULTS:-$FWD_ROOT/build/$rel/selftest}
+limit=${FWD_TEST_TIMEOUT:-900}
 tests=() kinds=()
 while getopts t:d: o; do
 	case $o in
@@ -82,7 +85,7 @@ for t in "${tests[@]}"; do
 		out=$results/$id
 		mkdir -p "$out"
 		start=$(date +%s)
-		FWD_OUT=$out timeout -k 10 900 bash "$t" "${disk[$k]}" > "$out/log" 2>&1
+		FWD_OUT=$out timeout -k 10 "$limit" bash "$t" "${disk[$k]}" > "$out/log" 2>&1
 		rc=$?
 		sed -e 's/^/  /' "$out/log" | grep -v '^  $' | tail -n 40 | grep '^  #'
 		dur="($(($(date +%s) - start)) s)"
