@@ -7,6 +7,8 @@
 #   make                  build for every kernel in KVERS
 #   make KVER=6.12        build build/<release>/fwdsched.ko for one kernel
 #   make check            install what is missing, build, run all tests
+#   make check-debug      the tests on debug kernels (lockdep, KASAN, ...)
+#   make debug-kernel     build the debug kernels once (kept in FWD_CACHE)
 #   make bench            the benchmark on the emulated flash card
 #   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels
@@ -22,7 +24,11 @@ ifneq ($(KVER),)
 KVERS := $(KVER)
 endif
 
-.PHONY: all deps check bench crosslayer lint patches clean $(addprefix build-,$(KVERS))
+# The debug kernels of make check-debug (tools/setup/build-debug-kernel);
+# make check tests them too when they are built (see tools/check).
+DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
+
+.PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -34,6 +40,12 @@ deps:
 
 check: deps
 	KVERS="$(KVERS)" tools/check
+
+check-debug: deps
+	DEBUG_KVERS="$(DEBUG_KVERS)" tools/check-debug
+
+debug-kernel: deps
+	for s in $(DEBUG_KVERS); do tools/setup/build-debug-kernel $$s || exit 1; done
 
 bench: deps
 	tools/bench
