@@ -12,6 +12,7 @@
 #define _FWDSCHED_COMPAT_H
 
 #include <linux/blk-mq.h>
+#include <linux/hrtimer.h>
 #include <linux/sbitmap.h>
 
 #include "elevator.h"
@@ -56,6 +57,17 @@ static inline unsigned int fwd_shallow_depth(struct blk_mq_alloc_data *data,
 	return depth;
 #endif
 }
+
+/* Linux 6.13 replaced hrtimer_init() by hrtimer_setup(). */
+#ifndef FWD_HAVE_HRTIMER_SETUP
+static inline void hrtimer_setup(struct hrtimer *timer,
+				 enum hrtimer_restart (*fn)(struct hrtimer *),
+				 clockid_t clock_id, enum hrtimer_mode mode)
+{
+	hrtimer_init(timer, clock_id, mode);
+	timer->function = fn;
+}
+#endif
 
 /*
  * Linux 6.5 replaced RQF_ELVPRIV by RQF_USE_SCHED: both mark requests

@@ -14,11 +14,14 @@
  * sorted trees and served in batches, so that writes cannot starve reads
  * and reads cannot starve writes (see fwd_choose_dir()).
  *
- * Every request is charged to the process that inserted it.  The sweep
- * skips the requests of a process that has been served more than
- * fair_slack requests ahead of the least served backlogged process of its
- * I/O priority class (see fwd_sweep_pick()).  Priority classes are served
- * in order, real-time first, with aging (see fwd_aged_request()).
+ * Every request is charged to its process in its I/O priority class
+ * (struct fwd_proc).  The sweep takes only requests of processes that are
+ * not more than fair_slack units of service ahead of the least served
+ * backlogged process of the class (see fwd_fair_limit()).  On devices
+ * that serve one request at a time, it may also hold the device back
+ * briefly for a process that is about to issue its next request (see
+ * fwd_hold_next()).  Priority classes are served in order, real-time
+ * first, with aging (see fwd_aged_request()).
  *
  * See Documentation/block/fwdsched-iosched.rst.
  */
@@ -31,13 +34,20 @@
 #include <linux/init.h>
 #include <linux/compiler.h>
 #include <linux/rbtree.h>
+#include <linux/hashtable.h>
+#include <linux/hrtimer.h>
+#include <linux/ktime.h>
+#include <linux/pid.h>
+#include <linux/rcupdate.h>
 #include <linux/sbitmap.h>
 #include <linux/seq_file.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/jiffies.h>
 #include <linux/math64.h>
 #include <linux/ioprio.h>
 #include <linux/uaccess.h>
+#include <uapi/linux/major.h>
 
 #include <trace/events/block.h>
 
@@ -48,13 +58,17 @@
 #include "blk-mq-sched.h"
 #include "compat.h"
 
+#define CREATE_TRACE_POINTS
+#include <trace/events/fwdsched.h>
+
 /* Defaults of the tunables; see Documentation/block/fwdsched-iosched.rst. */
 static const unsigned int read_expire_ms = 500;	  /* read deadline */
 static const unsigned int write_expire_ms = 5000; /* write deadline */
 static const unsigned int writes_starved = 2;	  /* read batches per write batch */
 static const unsigned int fifo_batch = 16;	  /* requests per batch */
-static const unsigned int fair_slack = 8;	  /* requests of lead allowed */
+static const unsigned int fair_slack = 8;	  /* units of service of lead */
 static const unsigned int prio_aging_ms = 10000;  /* lower class aging */
+static const unsigned int anticipate_us = 4000;	  /* longest think time waited for */
 
 /* Limits of the tunables. */
 #define FWD_EXPIRE_MAX_MS	600000U
@@ -63,11 +77,47 @@ static const unsigned int prio_aging_ms = 10000;  /* lower class aging */
 /* fair_slack: this value, the largest, turns enforcement off. */
 #define FWD_FAIR_SLACK_OFF	4096U
 #define FWD_DISPATCH_DEPTH_MAX	4096U
-/* Default dispatch_depth of a blocking driver with one hardware queue. */
-#define FWD_BLOCKING_DEPTH	2U
+#define FWD_ANTICIPATE_MAX_US	100000U
 
-/* Default async_depth, in percent of nr_requests. */
+/*
+ * Default dispatch_depth of an MMC card without command queueing: one
+ * request on the card and the next being prepared.  The MMC block driver
+ * gives a command-queueing host one tag per hardware slot (at most 32)
+ * and every other host its fixed depth of 64.
+ */
+#define FWD_MMC_DEPTH		2U
+#define FWD_MMC_CQ_MAX_TAGS	32U
+
+/* Default async_depth before 7.0, in percent of nr_requests. */
 #define FWD_ASYNC_PERCENT	75UL
+
+/*
+ * Requests of the sweep examined for an eligible one before falling back
+ * to the oldest request of the least served process, see fwd_sweep_fair().
+ */
+#define FWD_SCAN_MAX		16
+
+/* Think time: weight of the running mean, and cap of one sample. */
+#define FWD_TTIME_WEIGHT	8
+#define FWD_TTIME_CAP_NS	(50 * NSEC_PER_MSEC)
+/* Samples before the mean is trusted. */
+#define FWD_TTIME_SAMPLES	2
+/*
+ * A process stays backlogged after its last completion for twice its
+ * mean think time plus this margin, at most FWD_GRACE_MAX_NS, which is
+ * also the grace of a process whose think time is not known yet.
+ */
+#define FWD_GRACE_MARGIN_NS	(250 * NSEC_PER_USEC)
+#define FWD_GRACE_MAX_NS	(20 * NSEC_PER_MSEC)
+
+/* Processes (per class) kept in the table before idle ones are retired. */
+#define FWD_PROCS_SOFT_MAX	1024U
+/* An entry idle this long is retired; it counts in "fairness" until then. */
+#define FWD_ACTIVE_WINDOW	(10 * HZ)
+#define FWD_PROC_HASH_BITS	8
+
+/* Threads tracked at most while thread accounting is on (debugfs). */
+#define FWD_THREADS_MAX		4096U
 
 enum fwd_dir {
 	FWD_READ,
@@ -78,6 +128,20 @@ enum fwd_dir {
 static const char *const fwd_dir_names[FWD_DIR_COUNT] = {
 	[FWD_READ]	= "read",
 	[FWD_WRITE]	= "write",
+};
+
+/* The tunables that are times: kept in ms and in jiffies. */
+enum fwd_time {
+	FWD_TIME_READ_EXPIRE,		/* deadline of a read */
+	FWD_TIME_WRITE_EXPIRE,		/* deadline of a write */
+	FWD_TIME_PRIO_AGING,		/* wait of a lower class */
+	FWD_TIME_COUNT
+};
+
+/* Deadline of a request of each direction, see fwd_data.time[]. */
+static const enum fwd_time fwd_expire_time[FWD_DIR_COUNT] = {
+	[FWD_READ]	= FWD_TIME_READ_EXPIRE,
+	[FWD_WRITE]	= FWD_TIME_WRITE_EXPIRE,
 };
 
 /* I/O priority classes, served in this order. */
@@ -95,12 +159,14 @@ static const char *const fwd_prio_names[FWD_PRIO_COUNT] = {
 };
 
 /*
- * Service charged per request, by priority level within the class, in
- * 1/16 of a request: level 4 (the default) costs one request, level 0
- * half as much, level 7 four times as much.  A process thus gets a share
- * of its class in proportion to 8 - level.
+ * Service is counted in units: a request costs one unit for the command
+ * and one more for each 32 KiB it moves, an estimate of a flash device's
+ * time for the access and for the transfer.  A unit is FWD_VUNIT vtime at
+ * the default priority level; level l costs fwd_level_cost[l] per unit,
+ * so level 0 gets twice the share of level 4, and level 7 a quarter.
  */
 #define FWD_VUNIT		16U
+#define FWD_UNIT_SECTORS_SHIFT	6	/* 32 KiB */
 static const u8 fwd_level_cost[IOPRIO_NR_LEVELS] = {
 	8, 9, 11, 13, 16, 21, 32, 64
 };
@@ -120,105 +186,161 @@ enum fwd_stat {
 	FWD_STAT_AGED,
 	FWD_STAT_FAIR_SKIPS,
 	FWD_STAT_DETOURS,
+	FWD_STAT_FAIR_SWITCHES,
+	FWD_STAT_FAIR_FALLBACKS,
 	FWD_STAT_FAIR_IDLE,
 	FWD_STAT_FAIR_HOLDS,
 	FWD_STAT_DEPTH_HOLDS,
+	FWD_STAT_ANTIC_HOLDS,
+	FWD_STAT_ANTIC_HITS,
+	FWD_STAT_ANTIC_TIMEOUTS,
+	FWD_STAT_EMPTY_DISPATCHES,
+	FWD_STAT_PROCS_CREATED,
+	FWD_STAT_PROCS_RETIRED,
+	FWD_STAT_PROCS_NOMEM,
 	FWD_STAT_COUNT
 };
 
 static const char *const fwd_stat_names[FWD_STAT_COUNT] = {
-	[FWD_STAT_INSERTED]	 = "inserted",
-	[FWD_STAT_DISPATCHED]	 = "dispatched",
-	[FWD_STAT_FORWARD]	 = "forward",
-	[FWD_STAT_BACKWARD]	 = "backward",
-	[FWD_STAT_WRAPS]	 = "wraps",
-	[FWD_STAT_EXPIRED]	 = "expired",
-	[FWD_STAT_HEAD]		 = "head",
-	[FWD_STAT_BIO_MERGES]	 = "bio_merges",
-	[FWD_STAT_RQ_MERGES]	 = "rq_merges",
-	[FWD_STAT_INSERT_MERGES] = "insert_merges",
-	[FWD_STAT_AGED]		 = "aged",
-	[FWD_STAT_FAIR_SKIPS]	 = "fair_skips",
-	[FWD_STAT_DETOURS]	 = "detours",
-	[FWD_STAT_FAIR_IDLE]	 = "fair_idle",
-	[FWD_STAT_FAIR_HOLDS]	 = "fair_holds",
-	[FWD_STAT_DEPTH_HOLDS]	 = "depth_holds",
+	[FWD_STAT_INSERTED]	  = "inserted",
+	[FWD_STAT_DISPATCHED]	  = "dispatched",
+	[FWD_STAT_FORWARD]	  = "forward",
+	[FWD_STAT_BACKWARD]	  = "backward",
+	[FWD_STAT_WRAPS]	  = "wraps",
+	[FWD_STAT_EXPIRED]	  = "expired",
+	[FWD_STAT_HEAD]		  = "head",
+	[FWD_STAT_BIO_MERGES]	  = "bio_merges",
+	[FWD_STAT_RQ_MERGES]	  = "rq_merges",
+	[FWD_STAT_INSERT_MERGES]  = "insert_merges",
+	[FWD_STAT_AGED]		  = "aged",
+	[FWD_STAT_FAIR_SKIPS]	  = "fair_skips",
+	[FWD_STAT_DETOURS]	  = "detours",
+	[FWD_STAT_FAIR_SWITCHES]  = "fair_switches",
+	[FWD_STAT_FAIR_FALLBACKS] = "fair_fallbacks",
+	[FWD_STAT_FAIR_IDLE]	  = "fair_idle",
+	[FWD_STAT_FAIR_HOLDS]	  = "fair_holds",
+	[FWD_STAT_DEPTH_HOLDS]	  = "depth_holds",
+	[FWD_STAT_ANTIC_HOLDS]	  = "antic_holds",
+	[FWD_STAT_ANTIC_HITS]	  = "antic_hits",
+	[FWD_STAT_ANTIC_TIMEOUTS] = "antic_timeouts",
+	[FWD_STAT_EMPTY_DISPATCHES] = "empty_dispatches",
+	[FWD_STAT_PROCS_CREATED]  = "procs_created",
+	[FWD_STAT_PROCS_RETIRED]  = "procs_retired",
+	[FWD_STAT_PROCS_NOMEM]	  = "procs_nomem",
 };
 
 /*
- * Per-process accounting.  Every request is charged to the process
- * (thread group) and to the thread that inserted it.  Both live in fixed
- * tables, so memory is bounded whatever the number of processes: an entry
- * with nothing in the scheduler or on the device is taken over by a new
- * process, the least recently used first, and when no entry is free the
- * request is charged to entry 0, shown as "(other)".
+ * fwd_data.hold: what the scheduler waits for before it dispatches again
+ * (requests at the head are served anyway).  0: nothing, dispatch at
+ * will.  1 .. FWD_DISPATCH_DEPTH_MAX: a completion that leaves fewer
+ * requests than that in flight (the completion runs the queue).
+ * FWD_HOLD_ANTIC_ON: the anticipated process's next request, or the
+ * anticipation timer, whichever comes first.
  */
-#define FWD_NR_PROCS		64
-#define FWD_NR_THREADS		64
-/* An entry that dispatched within this window counts in "fairness". */
-#define FWD_ACTIVE_WINDOW	(10 * HZ)
-/*
- * A process stays backlogged this long after its last completion, see
- * fwd_proc_backlogged().
- */
-#define FWD_GRACE		(HZ / 50 ?: 1)
+#define FWD_HOLD_ANTIC_ON	(FWD_DISPATCH_DEPTH_MAX + 1)
 
 /* Low bits of rq->elv.priv[0], which points to the owning fwd_proc. */
 #define FWD_RQ_STARTED		1UL	/* dispatched (and charged) once */
 #define FWD_RQ_FLAGS		1UL
 
+/*
+ * A process in one I/O priority class: the unit of fairness.  A process
+ * with requests in two classes has two entries.  Entries live in a hash
+ * table keyed by the thread group's struct pid (which cannot be reused
+ * while the entry holds a reference), so a new process with a recycled
+ * id starts with fresh service.  Entries are retired once idle, see
+ * fwd_procs_retire(), and freed after an RCU grace period, because the
+ * completion path reads the one being anticipated without the lock.
+ */
 struct fwd_proc {
-	pid_t tgid;			/* 0: unused (or entry 0) */
-	enum fwd_prio prio;		/* class of its last request */
-	unsigned int queued;		/* requests waiting in the scheduler */
-	atomic_t inflight;		/* dispatched, not yet finished */
-	/* On fwd_data.active while it may be backlogged. */
-	struct list_head active;
-	unsigned long last_used;	/* jiffies of last insert or dispatch */
-	unsigned long last_done;	/* jiffies of last completion */
-	/* Service received in its class, in 1/FWD_VUNIT requests. */
+	struct hlist_node hash;		/* fwd_data.procs */
+	struct list_head lru;		/* fwd_data.lru, by last insertion */
+	struct pid *pid;		/* NULL: a fallback entry */
+	enum fwd_prio prio;
+	u64 serial;			/* creation order; breaks ties */
+
+	/* Service received, in vtime (FWD_VUNIT per unit at level 4). */
 	u64 vtime;
+	/*
+	 * In fwd_data.ready[prio][dir] while requests of that direction
+	 * wait in the sweep; in fwd_data.waiting[prio] while backlogged
+	 * with nothing waiting there (between two requests).
+	 */
+	struct rb_node ready_node[FWD_DIR_COUNT];
+	struct rb_node waiting_node;
+	/* In fwd_data.expire[prio][dir], keyed by its oldest request. */
+	struct rb_node expire_node[FWD_DIR_COUNT];
+	/* Requests waiting in the sweep, oldest first (rq->queuelist). */
+	struct list_head fifo[FWD_DIR_COUNT];
+	unsigned int queued[FWD_DIR_COUNT];
+	/* Requests waiting in the head (requeue) list. */
+	unsigned int head_queued;
+
 	/* fwd_data.seq when its oldest waiting request began to wait. */
 	u64 wait_seq;
 	/* Most dispatches of others while it had a request waiting. */
 	u64 max_passed;
+
+	/* Think time: mean gap from a completion to the next request. */
+	u64 ttime_ns;
+	unsigned int ttime_samples;
+	/* A last_done_ns whose grace was given up, see fwd_antic_timedout(). */
+	u64 cut_done_ns;
+	unsigned long last_used;	/* jiffies of the last insertion */
+
+	/* Written by the completion path. */
+	u64 last_done_ns;		/* ktime of the last completion */
+	atomic_t inflight;		/* dispatched, not yet finished */
+
+	/* Statistics for debugfs "procs". */
 	u64 reqs[FWD_DIR_COUNT];	/* requests dispatched */
 	u64 sectors[FWD_DIR_COUNT];	/* 512-byte sectors dispatched */
 	u64 wait_sum[FWD_DIR_COUNT];	/* insert to dispatch, in jiffies */
 	unsigned long wait_max[FWD_DIR_COUNT];	/* in jiffies */
 	char comm[TASK_COMM_LEN];
+	struct rcu_head rcu;
 };
 
+/* A thread, while thread accounting is on (debugfs "threads"). */
 struct fwd_thread {
-	pid_t pid;			/* 0: unused */
+	struct hlist_node hash;
+	pid_t pid;
 	pid_t tgid;
-	unsigned int queued;		/* requests waiting in the scheduler */
-	unsigned long last_used;	/* jiffies of last insert or dispatch */
+	unsigned long last_used;	/* jiffies of the last dispatch */
 	u64 reqs;			/* requests dispatched */
 };
 
 struct fwd_data {
 	struct request_queue *q;
 
-	/* Requests dispatched and not yet finished. */
-	atomic_t inflight;
-
 	/*
-	 * Protects everything below.  Taken from process context only
-	 * (insert, dispatch, merge, sysfs, debugfs).  The completion path
-	 * only touches the inflight counters (atomic) and
-	 * fwd_proc.last_done, so no irq-safe variant is needed.
+	 * Protects everything below up to the completion-path fields.
+	 * Taken from process context only (insert, dispatch, merge,
+	 * sysfs, debugfs); the completion path and the anticipation timer
+	 * use only the atomics and the fields marked so.
 	 */
 	spinlock_t lock;
 
 	/* At-head insertions and requeues, served before the sweep. */
 	struct list_head dispatch;
 
-	/* Pending requests sorted by start sector, per class and direction. */
+	/* Waiting requests sorted by start sector, per class and direction. */
 	struct rb_root sort_list[FWD_PRIO_COUNT][FWD_DIR_COUNT];
-	/* The same requests in insertion order, for deadline expiry. */
-	struct list_head fifo_list[FWD_PRIO_COUNT][FWD_DIR_COUNT];
 	unsigned int queued[FWD_PRIO_COUNT][FWD_DIR_COUNT];
+	unsigned int nr_queued;		/* all of them, for fwd_has_work() */
+
+	/* Processes by their oldest waiting request, see fwd_oldest(). */
+	struct rb_root_cached expire[FWD_PRIO_COUNT][FWD_DIR_COUNT];
+	/* Processes with requests waiting, by service. */
+	struct rb_root_cached ready[FWD_PRIO_COUNT][FWD_DIR_COUNT];
+	/* Backlogged processes with nothing waiting, by service. */
+	struct rb_root_cached waiting[FWD_PRIO_COUNT];
+	/* Processes in ready[prio][] or waiting[prio]. */
+	unsigned int nr_backlogged[FWD_PRIO_COUNT];
+	/* The least service of the class's backlogged processes seen. */
+	u64 vclock[FWD_PRIO_COUNT];
+	/* Least service of a process with nothing waiting, see fwd_fair_idle_floor(). */
+	u64 floor[FWD_PRIO_COUNT];
 
 	/* End sector of the last dispatched request. */
 	sector_t sweep_pos;
@@ -232,27 +354,39 @@ struct fwd_data {
 
 	u64 stats[FWD_STAT_COUNT];
 
-	/* Processes that may be backlogged; pruned in fwd_fair_limit(). */
-	struct list_head active;
-	/* Least service of a backlogged process seen, per class. */
-	u64 vclock[FWD_PRIO_COUNT];
+	DECLARE_HASHTABLE(procs, FWD_PROC_HASH_BITS);
+	struct list_head lru;		/* all entries, least recently used first */
+	unsigned int nr_procs;
+	u64 proc_serial;
+	struct fwd_proc *last_proc;	/* the entry of the last insertion */
+	/* Entries used when one cannot be allocated, per class. */
+	struct fwd_proc nomem[FWD_PRIO_COUNT];
 
-	/* Accounting tables, see struct fwd_proc; the last entries used. */
-	struct fwd_proc procs[FWD_NR_PROCS];
-	struct fwd_thread threads[FWD_NR_THREADS];
-	struct fwd_proc *last_proc;
-	struct fwd_thread *last_thread;
+	/* Thread accounting, while on (NULL: off), see fwd_threads_write(). */
+	DECLARE_HASHTABLE(threads, FWD_PROC_HASH_BITS);
+	bool threads_on;
+	unsigned int nr_threads;
+	struct fwd_thread threads_other;
+
+	/* The process a fairness hold waits for (for tracing only). */
+	struct fwd_proc *hold_proc;
+	/* The process the next anticipation waits for, see fwd_hold_next(). */
+	struct fwd_proc *antic_proc;
+	/* Its think-time window (read by completions), and the timer's delay. */
+	u64 antic_window_ns;
+	u64 antic_delay_ns;
+	/* Set by the anticipation timer when it ended a hold. */
+	bool antic_timedout;
 
 	/* Tunables. */
-	unsigned int fifo_expire_ms[FWD_DIR_COUNT];
-	unsigned long fifo_expire[FWD_DIR_COUNT];	/* in jiffies */
+	unsigned int time_ms[FWD_TIME_COUNT];
+	unsigned long time[FWD_TIME_COUNT];		/* in jiffies */
 	unsigned int writes_starved;
 	unsigned int fifo_batch;
 	unsigned int front_merges;
-	unsigned int fair_slack;			/* in requests */
+	unsigned int fair_slack;			/* in units */
 	unsigned int dispatch_depth;			/* 0: no limit */
-	unsigned int prio_aging_ms;
-	unsigned long prio_aging;			/* in jiffies */
+	unsigned int anticipate_us;			/* 0: off */
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	/*
 	 * Before 7.0 the scheduler keeps the async depth itself.  It is
@@ -262,6 +396,15 @@ struct fwd_data {
 	unsigned int async_depth;
 	bool async_depth_set;
 #endif
+
+	/*
+	 * Touched by every completion; kept off the lock's cache line.
+	 * hold is written under the lock and cleared by cmpxchg() from the
+	 * completion path and the anticipation timer.
+	 */
+	atomic_t inflight ____cacheline_aligned_in_smp;
+	unsigned int hold;
+	struct hrtimer antic_timer;
 };
 
 static inline enum fwd_dir fwd_rq_dir(struct request *rq)
@@ -286,13 +429,17 @@ static inline enum fwd_prio fwd_rq_prio(struct request *rq)
 	return fwd_ioprio_class(req_get_ioprio(rq));
 }
 
-static inline unsigned int fwd_rq_cost(struct request *rq)
+/* Service of @rq in vtime, see FWD_VUNIT. */
+static u64 fwd_rq_cost(struct request *rq)
 {
 	unsigned short ioprio = req_get_ioprio(rq);
+	unsigned int units = 1;
 
+	if (req_op(rq) == REQ_OP_READ || req_op(rq) == REQ_OP_WRITE)
+		units += blk_rq_sectors(rq) >> FWD_UNIT_SECTORS_SHIFT;
 	if (IOPRIO_PRIO_CLASS(ioprio) == IOPRIO_CLASS_NONE)
-		return FWD_VUNIT;
-	return fwd_level_cost[IOPRIO_PRIO_LEVEL(ioprio)];
+		return (u64)units * FWD_VUNIT;
+	return (u64)units * fwd_level_cost[IOPRIO_PRIO_LEVEL(ioprio)];
 }
 
 static inline unsigned int *fwd_async_depth(struct fwd_data *fwd)
@@ -305,10 +452,10 @@ static inline unsigned int *fwd_async_depth(struct fwd_data *fwd)
 }
 
 /*
- * The process a request is charged to, or NULL for requests that did not
- * go through fwd_insert_request().  Only requests that the block layer
- * prepared for the scheduler have valid elv.priv[] (flush and passthrough
- * requests bypass it).
+ * The process a request is charged to, or NULL for a request that has
+ * none yet.  Only requests that the block layer prepared for the
+ * scheduler have valid elv.priv[] (flush and passthrough requests bypass
+ * it).
  */
 static inline struct fwd_proc *fwd_rq_proc(struct request *rq)
 {
@@ -323,157 +470,581 @@ static inline bool fwd_rq_started(struct request *rq)
 	return (unsigned long)rq->elv.priv[0] & FWD_RQ_STARTED;
 }
 
+static inline pid_t fwd_proc_nr(struct fwd_proc *p)
+{
+	return p && p->pid ? pid_nr(p->pid) : 0;
+}
+
+/* ---------------------------------------------------------------- trees */
+
+/*
+ * The trees of processes by service: ready[][] and waiting[] link a
+ * struct fwd_proc through one of its rb_nodes, given by its offset.
+ */
+#define FWD_READY_NODE(dir)	(offsetof(struct fwd_proc, ready_node) + \
+				 (dir) * sizeof(struct rb_node))
+#define FWD_WAITING_NODE	offsetof(struct fwd_proc, waiting_node)
+
+static inline struct rb_node *fwd_proc_node(struct fwd_proc *p, size_t off)
+{
+	return (struct rb_node *)((char *)p + off);
+}
+
+static inline struct fwd_proc *fwd_node_proc(struct rb_node *node,
+					     size_t off)
+{
+	return (struct fwd_proc *)((char *)node - off);
+}
+
+/* Orders processes by service, then by age. */
+static bool fwd_vtime_less(struct fwd_proc *a, struct fwd_proc *b)
+{
+	return a->vtime < b->vtime ||
+	       (a->vtime == b->vtime && a->serial < b->serial);
+}
+
+static void fwd_vtree_insert(struct rb_root_cached *root, struct fwd_proc *p,
+			     size_t off)
+{
+	struct rb_node **link = &root->rb_root.rb_node, *parent = NULL;
+	bool leftmost = true;
+
+	while (*link) {
+		parent = *link;
+		if (fwd_vtime_less(p, fwd_node_proc(parent, off))) {
+			link = &parent->rb_left;
+		} else {
+			link = &parent->rb_right;
+			leftmost = false;
+		}
+	}
+	rb_link_node(fwd_proc_node(p, off), parent, link);
+	rb_insert_color_cached(fwd_proc_node(p, off), root, leftmost);
+}
+
+static void fwd_vtree_erase(struct rb_root_cached *root, struct fwd_proc *p,
+			    size_t off)
+{
+	rb_erase_cached(fwd_proc_node(p, off), root);
+	RB_CLEAR_NODE(fwd_proc_node(p, off));
+}
+
+static void fwd_ready_add(struct fwd_data *fwd, struct fwd_proc *p,
+			  enum fwd_dir dir)
+{
+	fwd_vtree_insert(&fwd->ready[p->prio][dir], p, FWD_READY_NODE(dir));
+}
+
+static void fwd_ready_del(struct fwd_data *fwd, struct fwd_proc *p,
+			  enum fwd_dir dir)
+{
+	fwd_vtree_erase(&fwd->ready[p->prio][dir], p, FWD_READY_NODE(dir));
+}
+
+static void fwd_waiting_add(struct fwd_data *fwd, struct fwd_proc *p)
+{
+	fwd_vtree_insert(&fwd->waiting[p->prio], p, FWD_WAITING_NODE);
+}
+
+static void fwd_waiting_del(struct fwd_data *fwd, struct fwd_proc *p)
+{
+	fwd_vtree_erase(&fwd->waiting[p->prio], p, FWD_WAITING_NODE);
+}
+
+static struct fwd_proc *fwd_first_proc(struct rb_root_cached *root,
+				       size_t off)
+{
+	struct rb_node *node = rb_first_cached(root);
+
+	return node ? fwd_node_proc(node, off) : NULL;
+}
+
+static inline struct fwd_proc *fwd_first_ready(struct fwd_data *fwd,
+					       enum fwd_prio prio,
+					       enum fwd_dir dir)
+{
+	return fwd_first_proc(&fwd->ready[prio][dir], FWD_READY_NODE(dir));
+}
+
+static inline struct fwd_proc *fwd_first_waiting(struct fwd_data *fwd,
+						 enum fwd_prio prio)
+{
+	return fwd_first_proc(&fwd->waiting[prio], FWD_WAITING_NODE);
+}
+
+static inline struct request *fwd_proc_oldest(struct fwd_proc *p,
+					      enum fwd_dir dir)
+{
+	return list_first_entry(&p->fifo[dir], struct request, queuelist);
+}
+
+/* expire[prio][dir]: processes by the insertion time of their oldest request. */
+static void fwd_expire_add(struct fwd_data *fwd, struct fwd_proc *p,
+			   enum fwd_dir dir)
+{
+	struct rb_root_cached *root = &fwd->expire[p->prio][dir];
+	struct rb_node **link = &root->rb_root.rb_node, *parent = NULL;
+	unsigned long t = fwd_proc_oldest(p, dir)->fifo_time;
+	bool leftmost = true;
+
+	while (*link) {
+		struct fwd_proc *o;
+		unsigned long ot;
+
+		parent = *link;
+		o = rb_entry(parent, struct fwd_proc, expire_node[dir]);
+		ot = fwd_proc_oldest(o, dir)->fifo_time;
+		if (time_before(t, ot) || (t == ot && p->serial < o->serial)) {
+			link = &parent->rb_left;
+		} else {
+			link = &parent->rb_right;
+			leftmost = false;
+		}
+	}
+	rb_link_node(&p->expire_node[dir], parent, link);
+	rb_insert_color_cached(&p->expire_node[dir], root, leftmost);
+}
+
+static void fwd_expire_del(struct fwd_data *fwd, struct fwd_proc *p,
+			   enum fwd_dir dir)
+{
+	rb_erase_cached(&p->expire_node[dir], &fwd->expire[p->prio][dir]);
+	RB_CLEAR_NODE(&p->expire_node[dir]);
+}
+
+/* The oldest request waiting in the sweep of @prio and @dir, or NULL. */
+static struct request *fwd_oldest(struct fwd_data *fwd, enum fwd_prio prio,
+				  enum fwd_dir dir)
+{
+	struct rb_node *node = rb_first_cached(&fwd->expire[prio][dir]);
+
+	if (!node)
+		return NULL;
+	return fwd_proc_oldest(rb_entry(node, struct fwd_proc,
+					expire_node[dir]), dir);
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static void fwd_proc_init(struct fwd_proc *p, enum fwd_prio prio)
+{
+	enum fwd_dir dir;
+
+	INIT_HLIST_NODE(&p->hash);
+	INIT_LIST_HEAD(&p->lru);
+	p->prio = prio;
+	for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
+		RB_CLEAR_NODE(&p->ready_node[dir]);
+		RB_CLEAR_NODE(&p->expire_node[dir]);
+		INIT_LIST_HEAD(&p->fifo[dir]);
+	}
+	RB_CLEAR_NODE(&p->waiting_node);
+	atomic_set(&p->inflight, 0);
+}
+
+static inline bool fwd_proc_queued(struct fwd_proc *p)
+{
+	return p->queued[FWD_READ] || p->queued[FWD_WRITE] || p->head_queued;
+}
+
+/* Backlogged: in ready[][] or waiting[] (membership, not a judgement). */
+static inline bool fwd_proc_listed(struct fwd_proc *p)
+{
+	return !RB_EMPTY_NODE(&p->ready_node[FWD_READ]) ||
+	       !RB_EMPTY_NODE(&p->ready_node[FWD_WRITE]) ||
+	       !RB_EMPTY_NODE(&p->waiting_node);
+}
+
+/*
+ * How long @p stays backlogged after a completion: twice its mean think
+ * time plus a margin, so that a process that reads one block at a time
+ * is not taken for idle between two requests (deceptive idleness), but
+ * is soon after it stops.
+ */
+static u64 fwd_proc_grace_ns(struct fwd_proc *p)
+{
+	if (p->ttime_samples < FWD_TTIME_SAMPLES)
+		return FWD_GRACE_MAX_NS;
+	return min_t(u64, 2 * p->ttime_ns + FWD_GRACE_MARGIN_NS,
+		     FWD_GRACE_MAX_NS);
+}
+
 /*
  * A process is backlogged while it has requests waiting or on the
- * device, and for FWD_GRACE after its last completion.  A synchronous
- * reader has nothing pending between a completion and its next request,
- * and on MMC the next request is chosen while its current one is still
- * in flight; without the grace it would drop out of the comparison at
- * those moments and come back as if new.  See fwd_sweep_pick() for why
- * the device is never kept idle for it.  Called without the lock from
- * nowhere; the completion side fields are read once.
+ * device, and for its grace after its last completion.
  */
-static bool fwd_proc_backlogged(struct fwd_proc *p)
+static bool fwd_proc_backlogged(struct fwd_proc *p, u64 now)
 {
-	return p->queued || atomic_read(&p->inflight) ||
-	       time_before(jiffies, READ_ONCE(p->last_done) + FWD_GRACE);
+	u64 done;
+
+	/* Pairs with the barrier before the decrement in fwd_finish_request(). */
+	if (fwd_proc_queued(p) || atomic_read_acquire(&p->inflight))
+		return true;
+	done = READ_ONCE(p->last_done_ns);
+	if (!done || done == p->cut_done_ns)
+		return false;
+	return now < done + fwd_proc_grace_ns(p);
 }
 
-static bool fwd_proc_idle(struct fwd_proc *p)
+/* Drops the processes at the front of waiting[@prio] that are no longer backlogged. */
+static void fwd_prune_waiting(struct fwd_data *fwd, enum fwd_prio prio)
 {
-	return !p->queued && !atomic_read(&p->inflight);
+	struct fwd_proc *p;
+	u64 now = 0;
+
+	while ((p = fwd_first_waiting(fwd, prio))) {
+		if (!now)
+			now = ktime_get_ns();
+		if (fwd_proc_backlogged(p, now))
+			break;
+		fwd_waiting_del(fwd, p);
+		fwd->nr_backlogged[prio]--;
+	}
 }
 
-/* Returns the entry of the current process, taking over an idle one. */
-static struct fwd_proc *fwd_proc_get(struct fwd_data *fwd)
+/*
+ * The least service of a backlogged process of @prio, V: the least of the
+ * processes with requests waiting, and of the processes between two
+ * requests, these counted at no less than the floor (see
+ * fwd_fair_idle_floor()).  U64_MAX when none is backlogged.  V never
+ * decreases: processes join at V or above, and service only grows.
+ */
+static u64 fwd_least_service(struct fwd_data *fwd, enum fwd_prio prio)
 {
-	struct fwd_proc *p = fwd->last_proc, *victim = NULL;
-	pid_t tgid = current->tgid;
-	int i;
+	struct fwd_proc *p;
+	u64 v = U64_MAX;
+	enum fwd_dir dir;
+
+	fwd_prune_waiting(fwd, prio);
+	for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
+		p = fwd_first_ready(fwd, prio, dir);
+		if (p)
+			v = min(v, p->vtime);
+	}
+	p = fwd_first_waiting(fwd, prio);
+	if (p)
+		v = min(v, max(p->vtime, fwd->floor[prio]));
+	if (v != U64_MAX)
+		fwd->vclock[prio] = max(fwd->vclock[prio], v);
+	return v;
+}
+
+/*
+ * Computes the most service a process of class @prio may have received
+ * for its requests to be taken by the sweep: V plus fair_slack units.
+ * Returns false when there is nothing to enforce: enforcement is off, or
+ * fewer than two processes of the class are backlogged.
+ */
+static bool fwd_fair_limit(struct fwd_data *fwd, enum fwd_prio prio,
+			   u64 *limit)
+{
+	u64 v;
 
 	lockdep_assert_held(&fwd->lock);
 
-	if (p && p->tgid == tgid)
+	if (fwd->fair_slack >= FWD_FAIR_SLACK_OFF)
+		return false;
+	v = fwd_least_service(fwd, prio);
+	if (v == U64_MAX)
+		return false;
+	*limit = v + (u64)fwd->fair_slack * FWD_VUNIT;
+	return fwd->nr_backlogged[prio] > 1;
+}
+
+/* Re-sorts @p in the trees it is in after its service changed. */
+static void fwd_proc_set_vtime(struct fwd_data *fwd, struct fwd_proc *p,
+			       u64 vtime)
+{
+	bool in_ready[FWD_DIR_COUNT], in_waiting;
+	enum fwd_dir dir;
+
+	for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
+		in_ready[dir] = !RB_EMPTY_NODE(&p->ready_node[dir]);
+		if (in_ready[dir])
+			fwd_ready_del(fwd, p, dir);
+	}
+	in_waiting = !RB_EMPTY_NODE(&p->waiting_node);
+	if (in_waiting)
+		fwd_waiting_del(fwd, p);
+	p->vtime = vtime;
+	for (dir = 0; dir < FWD_DIR_COUNT; dir++)
+		if (in_ready[dir])
+			fwd_ready_add(fwd, p, dir);
+	if (in_waiting)
+		fwd_waiting_add(fwd, p);
+}
+
+/* @p has nothing waiting in the sweep any more: it waits for its next request. */
+static void fwd_proc_to_waiting(struct fwd_data *fwd, struct fwd_proc *p)
+{
+	if (p->queued[FWD_READ] || p->queued[FWD_WRITE] ||
+	    !RB_EMPTY_NODE(&p->waiting_node))
+		return;
+	fwd_waiting_add(fwd, p);
+}
+
+/*
+ * A request of @p is about to wait in the scheduler.  A process that was
+ * not backlogged joins at V, the least service of its class, so that
+ * time spent idle is not banked as credit.  A process that had nothing
+ * waiting and nothing in flight gives a think-time sample.
+ */
+static void fwd_proc_activate(struct fwd_data *fwd, struct fwd_proc *p)
+{
+	enum fwd_prio prio = p->prio;
+	u64 now = 0, done;
+
+	if (!fwd_proc_queued(p) && !atomic_read(&p->inflight)) {
+		done = READ_ONCE(p->last_done_ns);
+		now = ktime_get_ns();
+		if (done && now > done) {
+			u64 t = min_t(u64, now - done, FWD_TTIME_CAP_NS);
+
+			if (p->ttime_samples)
+				p->ttime_ns = (p->ttime_ns *
+					       (FWD_TTIME_WEIGHT - 1) + t) /
+					      FWD_TTIME_WEIGHT;
+			else
+				p->ttime_ns = t;
+			if (p->ttime_samples < FWD_TTIME_WEIGHT)
+				p->ttime_samples++;
+		}
+	}
+
+	if (!RB_EMPTY_NODE(&p->waiting_node)) {
+		if (fwd_proc_backlogged(p, now ?: ktime_get_ns()))
+			return;
+		/* Its grace ran out but it was not pruned yet. */
+		fwd_waiting_del(fwd, p);
+		fwd->nr_backlogged[prio]--;
+	}
+	if (fwd_proc_listed(p))
+		return;
+	fwd->nr_backlogged[prio]++;
+	fwd_least_service(fwd, prio);
+	p->vtime = max3(p->vtime, fwd->vclock[prio], fwd->floor[prio]);
+}
+
+static unsigned int fwd_procs_hash_key(struct pid *pid, enum fwd_prio prio)
+{
+	return hash_ptr(pid, FWD_PROC_HASH_BITS) ^ prio;
+}
+
+/*
+ * Retires at most two entries from the front of the LRU list: those with
+ * nothing waiting or in flight that are no longer backlogged and were
+ * last used FWD_ACTIVE_WINDOW ago, or any such entry while there are
+ * more than FWD_PROCS_SOFT_MAX.  Bounded work on every insertion keeps
+ * the table's size in step with the number of processes doing I/O.
+ */
+static void fwd_procs_retire(struct fwd_data *fwd)
+{
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct fwd_proc *p;
+
+		p = list_first_entry_or_null(&fwd->lru, struct fwd_proc, lru);
+		if (!p || p == fwd->last_proc || p == fwd->antic_proc)
+			return;
+		if (fwd->nr_procs <= FWD_PROCS_SOFT_MAX &&
+		    time_before(jiffies, p->last_used + FWD_ACTIVE_WINDOW))
+			return;
+		if (fwd_proc_queued(p) || atomic_read(&p->inflight) ||
+		    !RB_EMPTY_NODE(&p->ready_node[FWD_READ]) ||
+		    !RB_EMPTY_NODE(&p->ready_node[FWD_WRITE])) {
+			list_move_tail(&p->lru, &fwd->lru);
+			continue;
+		}
+		if (!RB_EMPTY_NODE(&p->waiting_node)) {
+			if (fwd_proc_backlogged(p, ktime_get_ns())) {
+				list_move_tail(&p->lru, &fwd->lru);
+				continue;
+			}
+			fwd_waiting_del(fwd, p);
+			fwd->nr_backlogged[p->prio]--;
+		}
+		hash_del(&p->hash);
+		list_del(&p->lru);
+		fwd->nr_procs--;
+		fwd->stats[FWD_STAT_PROCS_RETIRED]++;
+		put_pid(p->pid);
+		kfree_rcu(p, rcu);
+	}
+}
+
+/*
+ * Returns the entry of the current process in class @prio, creating it.
+ * The allocation must not sleep; if it fails, the request is charged to
+ * the class's fallback entry, shown as "(nomem)".
+ */
+static struct fwd_proc *fwd_proc_get(struct fwd_data *fwd, enum fwd_prio prio)
+{
+	struct pid *pid = task_tgid(current);
+	unsigned int key = fwd_procs_hash_key(pid, prio);
+	struct fwd_proc *p = fwd->last_proc;
+
+	lockdep_assert_held(&fwd->lock);
+
+	if (p && p->pid == pid && p->prio == prio)
 		return p;
 
-	for (i = 1; i < FWD_NR_PROCS; i++) {
-		p = &fwd->procs[i];
-		if (p->tgid == tgid)
+	hash_for_each_possible(fwd->procs, p, hash, key)
+		if (p->pid == pid && p->prio == prio)
 			goto found;
-		if (!fwd_proc_idle(p))
-			continue;
-		if (!victim || (victim->tgid &&
-				(!p->tgid || time_before(p->last_used,
-							 victim->last_used))))
-			victim = p;
-	}
-	if (!victim)
-		return &fwd->procs[0];
 
-	p = victim;
-	list_del_init(&p->active);
-	memset(p, 0, sizeof(*p));
-	INIT_LIST_HEAD(&p->active);
-	p->tgid = tgid;
-	p->last_done = jiffies - FWD_GRACE;
+	fwd_procs_retire(fwd);
+	p = kzalloc_node(sizeof(*p), GFP_NOWAIT | __GFP_NOWARN, fwd->q->node);
+	if (!p) {
+		fwd->stats[FWD_STAT_PROCS_NOMEM]++;
+		return &fwd->nomem[prio];
+	}
+	fwd_proc_init(p, prio);
+	p->pid = get_pid(pid);
+	p->serial = ++fwd->proc_serial;
+	p->last_used = jiffies;
 	strscpy(p->comm, current->comm, sizeof(p->comm));
+	hash_add(fwd->procs, &p->hash, key);
+	list_add_tail(&p->lru, &fwd->lru);
+	fwd->nr_procs++;
+	fwd->stats[FWD_STAT_PROCS_CREATED]++;
 found:
 	fwd->last_proc = p;
 	return p;
 }
 
-static struct fwd_thread *fwd_thread_get(struct fwd_data *fwd)
+/* ---------------------------------------------------------------- threads */
+
+/*
+ * The entry of thread @pid of process @tgid, or the "(other)" entry when
+ * FWD_THREADS_MAX threads are tracked or none can be allocated.  Thread
+ * accounting is read only by debugfs and is off until it is asked for.
+ */
+static struct fwd_thread *fwd_thread_get(struct fwd_data *fwd, pid_t pid,
+					 pid_t tgid)
 {
-	struct fwd_thread *t = fwd->last_thread, *victim = NULL;
-	pid_t pid = current->pid;
-	int i;
+	struct fwd_thread *t;
 
 	lockdep_assert_held(&fwd->lock);
 
-	if (t && t->pid == pid)
-		return t;
-
-	for (i = 1; i < FWD_NR_THREADS; i++) {
-		t = &fwd->threads[i];
+	hash_for_each_possible(fwd->threads, t, hash, pid)
 		if (t->pid == pid)
-			goto found;
-		if (t->queued)
-			continue;
-		if (!victim || (victim->pid &&
-				(!t->pid || time_before(t->last_used,
-							victim->last_used))))
-			victim = t;
-	}
-	if (!victim)
-		return &fwd->threads[0];
-
-	t = victim;
-	memset(t, 0, sizeof(*t));
+			return t;
+	if (fwd->nr_threads >= FWD_THREADS_MAX)
+		return &fwd->threads_other;
+	t = kzalloc_node(sizeof(*t), GFP_NOWAIT | __GFP_NOWARN, fwd->q->node);
+	if (!t)
+		return &fwd->threads_other;
 	t->pid = pid;
-	t->tgid = current->tgid;
-found:
-	fwd->last_thread = t;
+	t->tgid = tgid;
+	hash_add(fwd->threads, &t->hash, pid);
+	fwd->nr_threads++;
 	return t;
 }
 
-/*
- * A request enters the scheduler's lists: charge it to its process and
- * thread (found on the first insert; a requeued request keeps them).  A
- * process that was not backlogged resumes at the least service of its
- * class, so that time spent idle is not banked as credit.
- */
-static void fwd_owner_enqueue(struct fwd_data *fwd, struct request *rq)
+static void fwd_threads_free(struct fwd_data *fwd)
 {
-	enum fwd_prio prio = fwd_rq_prio(rq);
+	struct hlist_node *tmp;
 	struct fwd_thread *t;
-	struct fwd_proc *p;
+	int bkt;
+
+	hash_for_each_safe(fwd->threads, bkt, tmp, t, hash) {
+		hash_del(&t->hash);
+		kfree(t);
+	}
+	fwd->nr_threads = 0;
+	memset(&fwd->threads_other, 0, sizeof(fwd->threads_other));
+}
+
+/* ---------------------------------------------------------------- queueing */
+
+/*
+ * A request enters the scheduler: charge it to its process (found on its
+ * first insertion; a requeued request keeps it), which joins the
+ * backlogged processes of its class if it was not among them.
+ */
+static struct fwd_proc *fwd_owner_enqueue(struct fwd_data *fwd,
+					  struct request *rq)
+{
+	struct fwd_proc *p = fwd_rq_proc(rq);
 
 	lockdep_assert_held(&fwd->lock);
 
-	if (!(rq->rq_flags & RQF_USE_SCHED))
-		return;
-	if (!rq->elv.priv[0]) {
-		rq->elv.priv[0] = fwd_proc_get(fwd);
-		rq->elv.priv[1] = fwd_thread_get(fwd);
+	if (!p) {
+		p = fwd_proc_get(fwd, fwd_rq_prio(rq));
+		rq->elv.priv[0] = p;
+		rq->elv.priv[1] = (void *)(unsigned long)current->pid;
 	}
-	p = fwd_rq_proc(rq);
-	t = rq->elv.priv[1];
-
-	if (list_empty(&p->active) || p->prio != prio) {
-		p->prio = prio;
-		p->vtime = max(p->vtime, fwd->vclock[prio]);
-		list_move_tail(&p->active, &fwd->active);
-	}
-	if (!p->queued++)
+	fwd_proc_activate(fwd, p);
+	if (!fwd_proc_queued(p))
 		p->wait_seq = fwd->seq;
-	t->queued++;
 	p->last_used = jiffies;
-	t->last_used = p->last_used;
+	if (!list_empty(&p->lru))
+		list_move_tail(&p->lru, &fwd->lru);
+	return p;
 }
 
-/* A request leaves the scheduler's lists, dispatched or merged away. */
-static void fwd_owner_dequeue(struct request *rq)
+/* Queues @rq, owned by @p, in the sweep. */
+static void fwd_add_request(struct fwd_data *fwd, struct fwd_proc *p,
+			    struct request *rq)
+{
+	enum fwd_dir dir = fwd_rq_dir(rq);
+	enum fwd_prio prio = p->prio;
+
+	lockdep_assert_held(&fwd->lock);
+
+	elv_rb_add(&fwd->sort_list[prio][dir], rq);
+	rq->fifo_time = jiffies;
+	list_add_tail(&rq->queuelist, &p->fifo[dir]);
+	if (!p->queued[dir]++) {
+		if (!RB_EMPTY_NODE(&p->waiting_node)) {
+			/* Back from between two requests: no banked service. */
+			fwd_waiting_del(fwd, p);
+			p->vtime = max(p->vtime, fwd->floor[prio]);
+		}
+		fwd_ready_add(fwd, p, dir);
+		fwd_expire_add(fwd, p, dir);
+	}
+	fwd->queued[prio][dir]++;
+	fwd->nr_queued++;
+}
+
+/* @rq leaves the sweep, dispatched or merged away. */
+static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
 {
 	struct fwd_proc *p = fwd_rq_proc(rq);
-	struct fwd_thread *t;
+	enum fwd_dir dir = fwd_rq_dir(rq);
+	enum fwd_prio prio = p->prio;
+	bool oldest = fwd_proc_oldest(p, dir) == rq;
 
-	if (!p)
-		return;
-	t = rq->elv.priv[1];
-	p->queued--;
-	t->queued--;
+	lockdep_assert_held(&fwd->lock);
+
+	if (oldest)
+		fwd_expire_del(fwd, p, dir);
+	list_del_init(&rq->queuelist);
+	elv_rb_del(&fwd->sort_list[prio][dir], rq);
+	elv_rqhash_del(fwd->q, rq);
+	if (fwd->q->last_merge == rq)
+		fwd->q->last_merge = NULL;
+	fwd->queued[prio][dir]--;
+	fwd->nr_queued--;
+	if (!--p->queued[dir]) {
+		fwd_ready_del(fwd, p, dir);
+		fwd_proc_to_waiting(fwd, p);
+	} else if (oldest) {
+		fwd_expire_add(fwd, p, dir);
+	}
 }
 
 /*
- * Charge a dispatch to the owner of @rq: requests, sectors, waiting time
- * since insertion (rq->fifo_time), and service in its class.  A requeued
- * request is charged only on its first dispatch.
+ * Charges a dispatch to the owner of @rq: requests, sectors, waiting time
+ * since insertion (rq->fifo_time) and service.  A requeued request is
+ * charged only on its first dispatch.
  */
 static void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 {
 	struct fwd_proc *p = fwd_rq_proc(rq);
 	enum fwd_dir dir = fwd_rq_dir(rq);
-	struct fwd_thread *t;
 	unsigned long wait;
 	u64 passed;
 
@@ -481,8 +1052,6 @@ static void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 
 	if (!p)
 		return;
-	t = rq->elv.priv[1];
-
 	passed = fwd->seq - p->wait_seq;
 	if (passed > p->max_passed)
 		p->max_passed = passed;
@@ -500,32 +1069,34 @@ static void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	p->wait_sum[dir] += wait;
 	if (wait > p->wait_max[dir])
 		p->wait_max[dir] = wait;
-	p->vtime += fwd_rq_cost(rq);
-	p->last_used = jiffies;
-	t->reqs++;
-	t->last_used = p->last_used;
-}
+	fwd_proc_set_vtime(fwd, p, p->vtime + fwd_rq_cost(rq));
+	if (fwd->threads_on) {
+		struct fwd_thread *t;
 
-static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
-{
-	enum fwd_prio prio = fwd_rq_prio(rq);
-	enum fwd_dir dir = fwd_rq_dir(rq);
-
-	lockdep_assert_held(&fwd->lock);
-
-	list_del_init(&rq->queuelist);
-	elv_rb_del(&fwd->sort_list[prio][dir], rq);
-	fwd->queued[prio][dir]--;
-	elv_rqhash_del(fwd->q, rq);
-	if (fwd->q->last_merge == rq)
-		fwd->q->last_merge = NULL;
-	fwd_owner_dequeue(rq);
+		t = fwd_thread_get(fwd, (pid_t)(unsigned long)rq->elv.priv[1],
+				   fwd_proc_nr(p));
+		t->reqs++;
+		t->last_used = jiffies;
+	}
 }
 
 static unsigned int fwd_queued_prio(struct fwd_data *fwd, enum fwd_prio prio)
 {
 	return fwd->queued[prio][FWD_READ] + fwd->queued[prio][FWD_WRITE];
 }
+
+/* The highest class with requests waiting in the sweep, or FWD_PRIO_COUNT. */
+static enum fwd_prio fwd_first_prio(struct fwd_data *fwd)
+{
+	enum fwd_prio prio;
+
+	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
+		if (fwd_queued_prio(fwd, prio))
+			break;
+	return prio;
+}
+
+/* ---------------------------------------------------------------- picks */
 
 /* Returns the lowest-sector request of @root starting at or above @pos. */
 static struct request *fwd_find_from(struct rb_root *root, sector_t pos)
@@ -569,13 +1140,9 @@ static bool fwd_waited(struct request *rq, unsigned long limit)
 static bool fwd_head_expired(struct fwd_data *fwd, enum fwd_prio prio,
 			     enum fwd_dir dir)
 {
-	struct request *rq;
+	struct request *rq = fwd_oldest(fwd, prio, dir);
 
-	lockdep_assert_held(&fwd->lock);
-
-	rq = list_first_entry_or_null(&fwd->fifo_list[prio][dir],
-				      struct request, queuelist);
-	return rq && fwd_waited(rq, fwd->fifo_expire[dir]);
+	return rq && fwd_waited(rq, fwd->time[fwd_expire_time[dir]]);
 }
 
 /*
@@ -596,16 +1163,22 @@ static struct request *fwd_aged_request(struct fwd_data *fwd)
 		if (!fwd_queued_prio(fwd, prio))
 			continue;
 		for (dir = 0; higher && dir < FWD_DIR_COUNT; dir++) {
-			struct request *rq;
+			struct request *rq = fwd_oldest(fwd, prio, dir);
 
-			rq = list_first_entry_or_null(&fwd->fifo_list[prio][dir],
-						      struct request, queuelist);
-			if (rq && fwd_waited(rq, fwd->prio_aging))
+			if (rq && fwd_waited(rq, fwd->time[FWD_TIME_PRIO_AGING]))
 				return rq;
 		}
 		higher = true;
 	}
 	return NULL;
+}
+
+static void fwd_start_batch(struct fwd_data *fwd, enum fwd_dir dir)
+{
+	if (dir == FWD_WRITE)
+		fwd->starved = 0;
+	fwd->batch_dir = dir;
+	fwd->batch_count = 0;
 }
 
 /*
@@ -615,6 +1188,7 @@ static struct request *fwd_aged_request(struct fwd_data *fwd)
  * earlier if the oldest write has expired, and a read batch always follows
  * a write batch.  So reads wait for at most one write batch, and writes
  * for at most writes_starved read batches once they have expired.
+ * Fairness may end a batch early, see __fwd_dispatch_request().
  */
 static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -639,320 +1213,463 @@ static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 	else
 		dir = FWD_READ;
 
-	if (dir == FWD_WRITE)
-		fwd->starved = 0;
-	else if (writes)
+	if (dir == FWD_READ && writes)
 		fwd->starved++;
-
-	fwd->batch_dir = dir;
-	fwd->batch_count = 0;
+	fwd_start_batch(fwd, dir);
 	return dir;
 }
 
-/*
- * Computes the most service a process of class @prio may have received
- * for its requests to be taken by the sweep: the least service of a
- * backlogged process of the class plus fair_slack requests.  Returns
- * false when there is nothing to enforce: enforcement is off, or fewer
- * than two processes of the class are backlogged.  Processes that are no
- * longer backlogged are dropped from the active list here.
- */
-static bool fwd_fair_limit(struct fwd_data *fwd, enum fwd_prio prio,
-			   u64 *limit)
+static inline bool fwd_eligible(struct request *rq, u64 limit)
 {
-	struct fwd_proc *p, *tmp;
-	u64 least = U64_MAX;
-	unsigned int n = 0;
-
-	lockdep_assert_held(&fwd->lock);
-
-	if (fwd->fair_slack >= FWD_FAIR_SLACK_OFF)
-		return false;
-
-	list_for_each_entry_safe(p, tmp, &fwd->active, active) {
-		if (!fwd_proc_backlogged(p)) {
-			list_del_init(&p->active);
-			continue;
-		}
-		if (p->prio != prio)
-			continue;
-		n++;
-		least = min(least, p->vtime);
-	}
-	if (!n)
-		return false;
-	fwd->vclock[prio] = max(fwd->vclock[prio], least);
-	*limit = least + (u64)fwd->fair_slack * FWD_VUNIT;
-	return n > 1;
+	return fwd_rq_proc(rq)->vtime <= limit;
 }
 
-static bool fwd_rq_eligible(struct request *rq, u64 limit)
+/* Does a request of a process within @limit wait in @prio, @dir? */
+static bool fwd_dir_eligible(struct fwd_data *fwd, enum fwd_prio prio,
+			     enum fwd_dir dir, u64 limit)
 {
-	struct fwd_proc *p = fwd_rq_proc(rq);
+	struct fwd_proc *p = fwd_first_ready(fwd, prio, dir);
 
-	return !p || p->vtime <= limit;
+	return p && p->vtime <= limit;
 }
 
-/*
- * No request of a process within the limit is waiting: the least served
- * processes are between two requests (see fwd_proc_backlogged()).  The
- * device is not kept idle for them; the sweep serves whoever is waiting.
- * But a process that has nothing waiting must not bank the service it
- * misses this way: it is kept at most fair_slack + 1 requests behind the
- * process just served.
- */
-static void fwd_fair_clamp(struct fwd_data *fwd, struct request *rq)
-{
-	struct fwd_proc *served = fwd_rq_proc(rq), *p;
-	u64 lag = (u64)(fwd->fair_slack + 1) * FWD_VUNIT;
-
-	lockdep_assert_held(&fwd->lock);
-
-	if (!served || served->vtime < lag)
-		return;
-	list_for_each_entry(p, &fwd->active, active) {
-		if (p->prio == served->prio && !p->queued &&
-		    p->vtime < served->vtime - lag)
-			p->vtime = served->vtime - lag;
-	}
-}
-
-/*
- * Marks @hctx for restart and returns whether at least @n requests are
- * still in flight: if so, the caller may hand out nothing, because the
- * completion of one of them runs the queue again.
- */
-static bool fwd_hold_inflight(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx,
-			      unsigned int n)
-{
-	blk_mq_sched_mark_restart_hctx(hctx);
-	/*
-	 * Mark, then read; a completion decrements, then tests the mark
-	 * (see fwd_finish_request()).  One of the two sees the other's store.
-	 */
-	smp_mb();
-	return atomic_read(&fwd->inflight) >= n;
-}
-
-/*
- * No eligible request waits.  If that is because a process within the
- * limit is between two requests (rather than waiting in the other
- * direction), do not hand the device yet another request of the
- * processes ahead while the device still has requests to work on:
- * block-mq collects requests from the scheduler in batches, and anything
- * handed out now would be queued in the driver ahead of the reader's
- * next request.  The device is never left idle for it: once nothing is
- * in flight the sweep goes on.  The restart mark makes the next
- * completion run the queue again; it is set before the in-flight count
- * is read, so a completion in between is not missed.
- */
-static bool fwd_fair_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx,
-			  enum fwd_prio prio, u64 limit)
-{
-	struct fwd_proc *p;
-
-	lockdep_assert_held(&fwd->lock);
-
-	list_for_each_entry(p, &fwd->active, active) {
-		if (p->prio == prio && !p->queued && p->vtime <= limit)
-			return fwd_hold_inflight(fwd, hctx, 1);
-	}
-	return false;
-}
-
-/*
- * The sweep for class @prio and direction @dir: the lowest request at or
- * above the sweep position whose process is not more than fair_slack
- * requests ahead of the least served backlogged process, else the lowest
- * such request below (*@keep_pos is set: the sweep position stays, so the
- * skipped requests above are served in this sweep rather than after the
- * wrap), else, when no waiting request is eligible, nothing while the
- * device is busy (see fwd_fair_hold()) and the plain sweep when it is not.
- */
-static struct request *fwd_sweep_pick(struct fwd_data *fwd,
-				      struct blk_mq_hw_ctx *hctx,
-				      enum fwd_prio prio, enum fwd_dir dir,
-				      bool *keep_pos)
+/* The plain sweep: the lowest request at or above the position, else a wrap. */
+static struct request *fwd_sweep(struct fwd_data *fwd, enum fwd_prio prio,
+				 enum fwd_dir dir, enum fwd_decision *why)
 {
 	struct rb_root *root = &fwd->sort_list[prio][dir];
-	struct request *start, *rq;
-	u64 limit;
+	struct request *rq = fwd_find_from(root, fwd->sweep_pos);
 
-	lockdep_assert_held(&fwd->lock);
-
-	start = fwd_find_from(root, fwd->sweep_pos);
-	if (!fwd_fair_limit(fwd, prio, &limit))
-		goto sweep;
-
-	for (rq = start; rq; rq = fwd_next_rq(rq)) {
-		if (fwd_rq_eligible(rq, limit)) {
-			if (rq != start)
-				fwd->stats[FWD_STAT_FAIR_SKIPS]++;
-			return rq;
-		}
-	}
-	for (rq = fwd_first_rq(root); rq != start; rq = fwd_next_rq(rq)) {
-		if (!fwd_rq_eligible(rq, limit))
-			continue;
-		fwd->stats[FWD_STAT_FAIR_SKIPS]++;
-		if (start) {
-			fwd->stats[FWD_STAT_DETOURS]++;
-			*keep_pos = true;
-		} else {
-			fwd->stats[FWD_STAT_WRAPS]++;
-		}
+	if (rq)
 		return rq;
-	}
-	if (fwd_fair_hold(fwd, hctx, prio, limit)) {
-		fwd->stats[FWD_STAT_FAIR_HOLDS]++;
-		return NULL;
-	}
-	fwd->stats[FWD_STAT_FAIR_IDLE]++;
-	rq = start ?: fwd_first_rq(root);
-	fwd_fair_clamp(fwd, rq);
-	if (!start)
-		fwd->stats[FWD_STAT_WRAPS]++;
-	return rq;
-
-sweep:
-	if (start)
-		return start;
-	fwd->stats[FWD_STAT_WRAPS]++;
+	*why = FWD_DECIDE_WRAP;
 	return fwd_first_rq(root);
 }
 
 /*
- * dispatch_depth: hand out nothing while that many requests are already
- * in flight.  A blocking driver with one hardware queue, such as MMC,
- * works on one request while its ->queue_rq() prepares the next and
- * sleeps until the first is done; a request handed out beyond those two
- * is turned away (BLK_STS_RESOURCE) and waits in blk-mq's own dispatch
- * list, where it is issued next whatever arrives meanwhile.  Holding it
- * back keeps the choice in the sweep until the device can take it; the
- * completion that makes room runs the queue again.
+ * The sweep among the requests of processes within @limit, of which at
+ * least one waits in @prio, @dir: the lowest such request at or above
+ * the sweep position, else the lowest below it -- a detour, which keeps
+ * the sweep position so that the requests skipped above are still served
+ * in this sweep, or a wrap when nothing at all waits above.  At most
+ * FWD_SCAN_MAX requests are examined; when none of them qualifies, the
+ * oldest request of the least served process is taken instead.  The work
+ * is therefore O(FWD_SCAN_MAX + log n) whatever the number of requests
+ * and processes.
  */
-static bool fwd_depth_hold(struct fwd_data *fwd, struct blk_mq_hw_ctx *hctx)
+static struct request *fwd_sweep_fair(struct fwd_data *fwd,
+				      enum fwd_prio prio, enum fwd_dir dir,
+				      u64 limit, enum fwd_decision *why)
 {
-	unsigned int depth = fwd->dispatch_depth;
+	struct rb_root *root = &fwd->sort_list[prio][dir];
+	struct request *start, *rq;
+	int budget = FWD_SCAN_MAX;
 
-	lockdep_assert_held(&fwd->lock);
-
-	if (!depth || atomic_read(&fwd->inflight) < depth)
-		return false;
-	return fwd_hold_inflight(fwd, hctx, depth);
+	start = fwd_find_from(root, fwd->sweep_pos);
+	for (rq = start; rq && budget; rq = fwd_next_rq(rq), budget--) {
+		if (fwd_eligible(rq, limit))
+			goto above;
+	}
+	if (!rq) {
+		for (rq = fwd_first_rq(root); rq != start && budget;
+		     rq = fwd_next_rq(rq), budget--) {
+			if (fwd_eligible(rq, limit))
+				goto below;
+		}
+	}
+	fwd->stats[FWD_STAT_FAIR_FALLBACKS]++;
+	rq = fwd_proc_oldest(fwd_first_ready(fwd, prio, dir), dir);
+	if (blk_rq_pos(rq) < fwd->sweep_pos)
+		goto below;
+above:
+	if (rq != start) {
+		fwd->stats[FWD_STAT_FAIR_SKIPS]++;
+		*why = FWD_DECIDE_FAIR_SKIP;
+	}
+	return rq;
+below:
+	if (start || rq != fwd_first_rq(root))
+		fwd->stats[FWD_STAT_FAIR_SKIPS]++;
+	if (start) {
+		fwd->stats[FWD_STAT_DETOURS]++;
+		*why = FWD_DECIDE_DETOUR;
+	} else {
+		*why = FWD_DECIDE_WRAP;
+	}
+	return rq;
 }
 
 /*
- * Called with the lock held; picks the next request.  Returns NULL only
- * when nothing waits, or when fwd_depth_hold() or fwd_fair_hold() holds
- * back while requests are in flight; their completion runs the queue
- * again.
+ * The sweep served an ineligible process because no process within the
+ * limit had anything waiting (they are between two requests).  Such a
+ * process must not bank the service it misses: it is counted at no less
+ * than the floor, fair_slack + 1 units below the process just served
+ * (after its dispatch), see fwd_least_service().
  */
-static struct request *__fwd_dispatch_request(struct fwd_data *fwd,
-					      struct blk_mq_hw_ctx *hctx)
+static void fwd_fair_idle_floor(struct fwd_data *fwd, struct request *rq)
 {
-	bool keep_pos = false;
+	struct fwd_proc *served = fwd_rq_proc(rq);
+	u64 lag = (u64)(fwd->fair_slack + 1) * FWD_VUNIT;
+
+	if (served && served->vtime > lag)
+		fwd->floor[served->prio] = max(fwd->floor[served->prio],
+					       served->vtime - lag);
+}
+
+/* ---------------------------------------------------------------- holds */
+
+/* Think time and window of @w if anticipating its next request is worth it. */
+static bool fwd_antic_worth(struct fwd_data *fwd, struct fwd_proc *w,
+			    u64 *window)
+{
+	u64 max_ns = (u64)fwd->anticipate_us * NSEC_PER_USEC;
+
+	if (!max_ns || fwd->dispatch_depth > 2 || !w->pid ||
+	    w->ttime_samples < FWD_TTIME_SAMPLES || w->ttime_ns > max_ns)
+		return false;
+	*window = min(fwd_proc_grace_ns(w), max_ns);
+	return true;
+}
+
+/*
+ * Is the dispatch blocked by fairness?  True when no request of a process
+ * within the limit waits in the class to be served (nor an aged or
+ * expired request), because the least served backlogged process, *@w, is
+ * between two requests.
+ */
+static bool fwd_fair_blocked(struct fwd_data *fwd, struct fwd_proc **w)
+{
 	enum fwd_prio prio;
-	struct request *rq;
 	enum fwd_dir dir;
+	u64 limit;
+
+	if (fwd_aged_request(fwd))
+		return false;
+	prio = fwd_first_prio(fwd);
+	if (prio == FWD_PRIO_COUNT || !fwd_fair_limit(fwd, prio, &limit))
+		return false;
+	for (dir = 0; dir < FWD_DIR_COUNT; dir++)
+		if (fwd_dir_eligible(fwd, prio, dir, limit) ||
+		    fwd_head_expired(fwd, prio, dir))
+			return false;
+	*w = fwd_first_waiting(fwd, prio);
+	return *w;
+}
+
+/*
+ * Decides what the next dispatch must wait for, see fwd_data.hold.
+ * Requests at the head are served regardless.  Only on a device with a
+ * dispatch_depth (one that serves few requests at a time, like an SD
+ * card; 0 elsewhere), and in this order:
+ *
+ *  - fairness: when fairness blocks (fwd_fair_blocked()), the device is
+ *    not handed yet another request of the processes ahead while it has
+ *    max(1, dispatch_depth - 1) requests to work on, so that the next
+ *    request of the least served process, W, is served as soon as the
+ *    device can take it;
+ *  - anticipation: on a device that serves one request at a time
+ *    (dispatch_depth 1 or 2), with nothing in flight, and when W's mean
+ *    think time is at most anticipate_us, the device is left idle until
+ *    W's next request or the end of W's think-time window, whichever
+ *    comes first;
+ *  - dispatch_depth: while that many requests are in flight.
+ *
+ * On a device with parallelism to spare (dispatch_depth 0) nothing is
+ * ever held: fairness only orders the requests that wait.
+ */
+static unsigned int fwd_hold_next(struct fwd_data *fwd,
+				  enum fwd_hold_reason *reason)
+{
+	unsigned int depth = fwd->dispatch_depth, inflight, n;
+	struct fwd_proc *w;
+	u64 window, now, end;
 
 	lockdep_assert_held(&fwd->lock);
+
+	fwd->antic_proc = NULL;
+	fwd->hold_proc = NULL;
+	if (!depth || !fwd->nr_queued || !list_empty(&fwd->dispatch))
+		return 0;
+	inflight = atomic_read(&fwd->inflight);
+	if (fwd_fair_blocked(fwd, &w)) {
+		fwd->hold_proc = w;
+		n = max(1U, depth - 1);
+		if (inflight >= n) {
+			if (fwd_antic_worth(fwd, w, &window)) {
+				fwd->antic_proc = w;
+				WRITE_ONCE(fwd->antic_window_ns, window);
+			}
+			*reason = FWD_HOLD_FAIR;
+			return n;
+		}
+		if (!inflight && fwd_antic_worth(fwd, w, &window)) {
+			u64 done = READ_ONCE(w->last_done_ns);
+
+			now = ktime_get_ns();
+			end = done + window;
+			if (done && done != w->cut_done_ns && now < end &&
+			    !atomic_read(&w->inflight)) {
+				fwd->antic_proc = w;
+				fwd->antic_delay_ns = end - now;
+				*reason = FWD_HOLD_ANTIC;
+				return FWD_HOLD_ANTIC_ON;
+			}
+		}
+	}
+	if (inflight >= depth) {
+		*reason = FWD_HOLD_DEPTH;
+		return depth;
+	}
+	return 0;
+}
+
+static const enum fwd_stat fwd_hold_stat[] = {
+	[FWD_HOLD_DEPTH]	= FWD_STAT_DEPTH_HOLDS,
+	[FWD_HOLD_FAIR]		= FWD_STAT_FAIR_HOLDS,
+	[FWD_HOLD_ANTIC]	= FWD_STAT_ANTIC_HOLDS,
+};
+
+/*
+ * Sets fwd->hold to @hold and returns whether the scheduler holds.  A hold
+ * on a completion is stored before the in-flight count is read; a
+ * completion decrements the count, then reads the hold (see
+ * fwd_finish_request()), so one of the two sees the other and a hold never
+ * misses the completion that ends it.  An anticipation is stored before
+ * its timer is started, so the timer always finds it.
+ */
+static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
+			 enum fwd_hold_reason reason)
+{
+	unsigned int old = READ_ONCE(fwd->hold);
+
+	lockdep_assert_held(&fwd->lock);
+
+	WRITE_ONCE(fwd->hold, hold);
+	if (hold && hold != FWD_HOLD_ANTIC_ON) {
+		/* The hold, then the count; pairs with fwd_finish_request(). */
+		smp_mb();
+		if (atomic_read(&fwd->inflight) < hold) {
+			WRITE_ONCE(fwd->hold, 0);
+			hold = 0;
+		}
+	}
+	if (old == FWD_HOLD_ANTIC_ON && hold != FWD_HOLD_ANTIC_ON)
+		hrtimer_try_to_cancel(&fwd->antic_timer);
+	if (!hold || hold == old)
+		return hold;
+	if (hold == FWD_HOLD_ANTIC_ON)
+		hrtimer_start(&fwd->antic_timer,
+			      ns_to_ktime(fwd->antic_delay_ns),
+			      HRTIMER_MODE_REL);
+	fwd->stats[fwd_hold_stat[reason]]++;
+	trace_fwdsched_hold(fwd->q, reason, atomic_read(&fwd->inflight),
+			    reason == FWD_HOLD_DEPTH ? 0 :
+			    fwd_proc_nr(fwd->hold_proc));
+	return true;
+}
+
+/*
+ * The anticipation timer ended a hold without the anticipated request:
+ * the process's grace after that completion is given up, so that the
+ * sweep goes on without it.
+ */
+static void fwd_antic_timedout(struct fwd_data *fwd)
+{
+	struct fwd_proc *w = fwd->antic_proc;
+
+	lockdep_assert_held(&fwd->lock);
+
+	if (!READ_ONCE(fwd->antic_timedout))
+		return;
+	WRITE_ONCE(fwd->antic_timedout, false);
+	if (!w)
+		return;
+	w->cut_done_ns = READ_ONCE(w->last_done_ns);
+	fwd->antic_proc = NULL;
+	fwd->stats[FWD_STAT_ANTIC_TIMEOUTS]++;
+	trace_fwdsched_anticipated(fwd->q, fwd_proc_nr(w), false);
+}
+
+static enum hrtimer_restart fwd_antic_timer_fn(struct hrtimer *timer)
+{
+	struct fwd_data *fwd = container_of(timer, struct fwd_data,
+					    antic_timer);
+
+	if (cmpxchg(&fwd->hold, FWD_HOLD_ANTIC_ON, 0) == FWD_HOLD_ANTIC_ON) {
+		WRITE_ONCE(fwd->antic_timedout, true);
+		blk_mq_run_hw_queues(fwd->q, true);
+	}
+	return HRTIMER_NORESTART;
+}
+
+/* ---------------------------------------------------------------- dispatch */
+
+/* Accounts the dispatch of @rq, chosen for @why, and moves the sweep. */
+static void fwd_dispatched(struct fwd_data *fwd, struct request *rq,
+			   enum fwd_decision why)
+{
+	static const enum fwd_stat why_stat[] = {
+		[FWD_DECIDE_WRAP]	= FWD_STAT_WRAPS,
+		[FWD_DECIDE_EXPIRED]	= FWD_STAT_EXPIRED,
+		[FWD_DECIDE_AGED]	= FWD_STAT_AGED,
+		[FWD_DECIDE_HEAD]	= FWD_STAT_HEAD,
+	};
+	sector_t pos = fwd->sweep_pos;
+
+	fwd_owner_dispatch(fwd, rq);
+	fwd->stats[blk_rq_pos(rq) >= pos ? FWD_STAT_FORWARD :
+					   FWD_STAT_BACKWARD]++;
+	fwd->stats[FWD_STAT_DISPATCHED]++;
+	if (why < ARRAY_SIZE(why_stat) && why_stat[why])
+		fwd->stats[why_stat[why]]++;
+	fwd->seq++;
+	if (why != FWD_DECIDE_DETOUR)
+		fwd->sweep_pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+	if (why != FWD_DECIDE_SWEEP)
+		trace_fwdsched_decide(rq, why, pos,
+				      fwd_proc_nr(fwd_rq_proc(rq)));
+}
+
+/*
+ * Called with the lock held; picks the next request.  Returns NULL when
+ * nothing waits, or while a hold is in effect (fwd_hold_next()): then
+ * fwd_has_work() is false, and the completion, the insertion or the timer
+ * that ends the hold runs the queue again.
+ */
+static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
+{
+	enum fwd_decision why = FWD_DECIDE_SWEEP;
+	enum fwd_hold_reason reason;
+	bool fair_idle = false;
+	struct request *rq;
+	enum fwd_prio prio;
+	unsigned int hold;
+	enum fwd_dir dir;
+	u64 limit;
+
+	lockdep_assert_held(&fwd->lock);
+
+	fwd_antic_timedout(fwd);
 
 	rq = list_first_entry_or_null(&fwd->dispatch, struct request,
 				      queuelist);
 	if (rq) {
+		struct fwd_proc *p = fwd_rq_proc(rq);
+
 		list_del_init(&rq->queuelist);
-		fwd_owner_dequeue(rq);
-		fwd->stats[FWD_STAT_HEAD]++;
+		if (p && !--p->head_queued)
+			fwd_proc_to_waiting(fwd, p);
+		why = FWD_DECIDE_HEAD;
 		goto account;
 	}
 
-	if (fwd_depth_hold(fwd, hctx)) {
-		fwd->stats[FWD_STAT_DEPTH_HOLDS]++;
-		return NULL;
-	}
+	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON)
+		goto empty;
+	hold = fwd_hold_next(fwd, &reason);
+	if (hold && fwd_set_hold(fwd, hold, reason))
+		goto empty;
 
 	rq = fwd_aged_request(fwd);
 	if (rq) {
-		fwd->stats[FWD_STAT_AGED]++;
+		why = FWD_DECIDE_AGED;
 		goto remove;
 	}
 
-	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
-		if (fwd_queued_prio(fwd, prio))
-			break;
+	prio = fwd_first_prio(fwd);
 	if (prio == FWD_PRIO_COUNT)
 		return NULL;
 
 	dir = fwd_choose_dir(fwd, prio);
 	if (fwd_head_expired(fwd, prio, dir)) {
-		rq = list_first_entry(&fwd->fifo_list[prio][dir],
-				      struct request, queuelist);
-		fwd->stats[FWD_STAT_EXPIRED]++;
+		rq = fwd_oldest(fwd, prio, dir);
+		why = FWD_DECIDE_EXPIRED;
+	} else if (!fwd_fair_limit(fwd, prio, &limit)) {
+		rq = fwd_sweep(fwd, prio, dir, &why);
+	} else if (fwd_dir_eligible(fwd, prio, dir, limit)) {
+		rq = fwd_sweep_fair(fwd, prio, dir, limit, &why);
+	} else if (fwd_dir_eligible(fwd, prio, !dir, limit)) {
+		/* A process within the limit waits in the other direction. */
+		fwd_start_batch(fwd, !dir);
+		fwd->stats[FWD_STAT_FAIR_SWITCHES]++;
+		rq = fwd_sweep_fair(fwd, prio, !dir, limit, &why);
+		if (why == FWD_DECIDE_SWEEP)
+			why = FWD_DECIDE_FAIR_SWITCH;
+	} else if (fwd_head_expired(fwd, prio, !dir)) {
+		fwd_start_batch(fwd, !dir);
+		rq = fwd_oldest(fwd, prio, !dir);
+		why = FWD_DECIDE_EXPIRED;
 	} else {
-		rq = fwd_sweep_pick(fwd, hctx, prio, dir, &keep_pos);
-		if (!rq)
-			return NULL;
+		/* Nobody within the limit waits: the sweep goes on. */
+		fair_idle = true;
+		rq = fwd_sweep(fwd, prio, dir, &why);
 	}
 	fwd->batch_count++;
 remove:
 	fwd_remove_request(fwd, rq);
-
 account:
-	fwd_owner_dispatch(fwd, rq);
-	if (blk_rq_pos(rq) >= fwd->sweep_pos)
-		fwd->stats[FWD_STAT_FORWARD]++;
-	else
-		fwd->stats[FWD_STAT_BACKWARD]++;
-	fwd->stats[FWD_STAT_DISPATCHED]++;
-	fwd->seq++;
-	if (!keep_pos)
-		fwd->sweep_pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+	fwd_dispatched(fwd, rq, why);
+	if (fair_idle) {
+		fwd->stats[FWD_STAT_FAIR_IDLE]++;
+		fwd_fair_idle_floor(fwd, rq);
+		trace_fwdsched_decide(rq, FWD_DECIDE_FAIR_IDLE, fwd->sweep_pos,
+				      fwd_proc_nr(fwd_rq_proc(rq)));
+	}
+	hold = fwd_hold_next(fwd, &reason);
+	fwd_set_hold(fwd, hold, reason);
 	rq->rq_flags |= RQF_STARTED;
 	return rq;
+empty:
+	fwd->stats[FWD_STAT_EMPTY_DISPATCHES]++;
+	return NULL;
 }
 
-/*
- * Called from blk_mq_run_hw_queue() -> __blk_mq_sched_dispatch_requests().
- * Returns a request whenever one is pending, except while requests are
- * in flight (see fwd_depth_hold() and fwd_fair_hold()), so the queue
- * never stalls.
- */
+/* Called from blk_mq_run_hw_queue() -> __blk_mq_sched_dispatch_requests(). */
 static struct request *fwd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 {
 	struct fwd_data *fwd = hctx->queue->elevator->elevator_data;
 	struct request *rq;
 
 	spin_lock(&fwd->lock);
-	rq = __fwd_dispatch_request(fwd, hctx);
+	rq = __fwd_dispatch_request(fwd);
 	spin_unlock(&fwd->lock);
 
 	return rq;
 }
 
+/*
+ * Called without the lock.  False while a hold is in effect, so that
+ * blk-mq neither asks for a request it would not get nor schedules its
+ * delayed re-run: whatever ends the hold runs the queue.
+ */
 static bool fwd_has_work(struct blk_mq_hw_ctx *hctx)
 {
 	struct fwd_data *fwd = hctx->queue->elevator->elevator_data;
-	enum fwd_prio prio;
-	enum fwd_dir dir;
 
 	if (!list_empty_careful(&fwd->dispatch))
 		return true;
-	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
-		for (dir = 0; dir < FWD_DIR_COUNT; dir++)
-			if (!list_empty_careful(&fwd->fifo_list[prio][dir]))
-				return true;
-	return false;
+	return READ_ONCE(fwd->nr_queued) && !READ_ONCE(fwd->hold);
 }
 
-static void fwd_insert_request(struct fwd_data *fwd, struct request *rq,
+/* ---------------------------------------------------------------- insertion */
+
+/*
+ * Inserts @rq; returns true if its process is the one being anticipated,
+ * or its class is higher: the anticipation is then over.
+ */
+static bool fwd_insert_request(struct fwd_data *fwd, struct request *rq,
 			       blk_insert_t flags, struct list_head *free)
 {
 	struct request_queue *q = fwd->q;
-	enum fwd_prio prio = fwd_rq_prio(rq);
-	enum fwd_dir dir = fwd_rq_dir(rq);
+	struct fwd_proc *p, *w = fwd->antic_proc;
 
 	lockdep_assert_held(&fwd->lock);
+
+	/* Nothing to charge it to: serve it first, as blk-mq would. */
+	if (!(rq->rq_flags & RQF_USE_SCHED)) {
+		trace_block_rq_insert(rq);
+		list_add_tail(&rq->queuelist, &fwd->dispatch);
+		return false;
+	}
 
 	/*
 	 * A requeued request comes back here; count it only once, and
@@ -964,36 +1681,37 @@ static void fwd_insert_request(struct fwd_data *fwd, struct request *rq,
 	else
 		fwd->stats[FWD_STAT_INSERTED]++;
 
-	if (flags & BLK_MQ_INSERT_AT_HEAD) {
-		trace_block_rq_insert(rq);
-		rq->fifo_time = jiffies;
-		fwd_owner_enqueue(fwd, rq);
-		list_add(&rq->queuelist, &fwd->dispatch);
-		return;
-	}
-
-	if (blk_mq_sched_try_insert_merge(q, rq, free)) {
+	if (!(flags & BLK_MQ_INSERT_AT_HEAD) &&
+	    blk_mq_sched_try_insert_merge(q, rq, free)) {
 		fwd->stats[FWD_STAT_INSERT_MERGES]++;
-		return;
+		return false;
 	}
 
 	trace_block_rq_insert(rq);
-	elv_rb_add(&fwd->sort_list[prio][dir], rq);
+	p = fwd_owner_enqueue(fwd, rq);
+	if (flags & BLK_MQ_INSERT_AT_HEAD) {
+		p->head_queued++;
+		rq->fifo_time = jiffies;
+		list_add(&rq->queuelist, &fwd->dispatch);
+		fwd_proc_to_waiting(fwd, p);
+		return false;
+	}
+
+	fwd_add_request(fwd, p, rq);
 	if (rq_mergeable(rq)) {
 		elv_rqhash_add(q, rq);
 		if (!q->last_merge)
 			q->last_merge = rq;
 	}
-	rq->fifo_time = jiffies;
-	fwd_owner_enqueue(fwd, rq);
-	list_add_tail(&rq->queuelist, &fwd->fifo_list[prio][dir]);
-	fwd->queued[prio][dir]++;
+	return w && (p == w || p->prio < w->prio);
 }
 
 static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 				struct list_head *list, blk_insert_t flags)
 {
 	struct fwd_data *fwd = hctx->queue->elevator->elevator_data;
+	enum fwd_hold_reason reason;
+	bool antic_over = false;
 	LIST_HEAD(free);
 
 	spin_lock(&fwd->lock);
@@ -1002,8 +1720,19 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 						      queuelist);
 
 		list_del_init(&rq->queuelist);
-		fwd_insert_request(fwd, rq, flags, &free);
+		antic_over |= fwd_insert_request(fwd, rq, flags, &free);
 	}
+	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON) {
+		if (antic_over && fwd->antic_proc) {
+			fwd->stats[FWD_STAT_ANTIC_HITS]++;
+			trace_fwdsched_anticipated(fwd->q,
+						   fwd_proc_nr(fwd->antic_proc),
+						   true);
+		}
+	}
+	/* An anticipation lasts until its process's request or the timer. */
+	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON || antic_over)
+		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
 	spin_unlock(&fwd->lock);
 
 	blk_mq_free_requests(&free);
@@ -1017,32 +1746,66 @@ static void fwd_prepare_request(struct request *rq)
 }
 
 /*
+ * A completion left fewer requests in flight than the hold waits for:
+ * start the anticipation prepared by fwd_hold_next() if the device is now
+ * idle and the anticipated process's window is still open, otherwise end
+ * the hold and run the queue.
+ */
+static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
+			  unsigned int left)
+{
+	struct fwd_proc *w;
+	u64 now, end;
+
+	rcu_read_lock();
+	w = READ_ONCE(fwd->antic_proc);
+	if (!left && w) {
+		now = ktime_get_ns();
+		end = READ_ONCE(w->last_done_ns) +
+		      READ_ONCE(fwd->antic_window_ns);
+		if (now < end && !atomic_read(&w->inflight) &&
+		    cmpxchg(&fwd->hold, hold, FWD_HOLD_ANTIC_ON) == hold) {
+			hrtimer_start(&fwd->antic_timer, ns_to_ktime(end - now),
+				      HRTIMER_MODE_REL);
+			rcu_read_unlock();
+			return;
+		}
+	}
+	rcu_read_unlock();
+	if (cmpxchg(&fwd->hold, hold, 0) == hold)
+		blk_mq_run_hw_queues(fwd->q, true);
+}
+
+/*
  * Callback from inside blk_mq_free_request(), possibly in interrupt
- * context: only atomics and a plain store of the completion time.  Flush
- * and passthrough requests never reach the scheduler, and requests
- * merged into another one are freed without being dispatched; neither
- * is charged.
+ * context: no lock, only the completion time, atomics and the hold.
+ * Flush and passthrough requests never reach the scheduler, and requests
+ * merged into another one are freed without being dispatched; neither is
+ * charged.
  */
 static void fwd_finish_request(struct request *rq)
 {
 	struct fwd_data *fwd = rq->q->elevator->elevator_data;
 	struct fwd_proc *p = fwd_rq_proc(rq);
+	unsigned int hold, left;
 
 	if (!p)
 		return;
 	if (fwd_rq_started(rq)) {
-		WRITE_ONCE(p->last_done, jiffies);
+		WRITE_ONCE(p->last_done_ns, ktime_get_ns());
+		/* The completion time, then the count; see fwd_proc_backlogged(). */
+		smp_mb__before_atomic();
 		atomic_dec(&p->inflight);
-		atomic_dec(&fwd->inflight);
-		/*
-		 * blk-mq tests the restart mark after this callback; order
-		 * the decrement before that test, paired with the barrier in
-		 * fwd_hold_inflight(), so that a hold never misses its restart.
-		 */
-		smp_mb__after_atomic();
+		/* Fully ordered: the decrement before the read of the hold. */
+		left = atomic_dec_return(&fwd->inflight);
+		hold = READ_ONCE(fwd->hold);
+		if (hold && hold != FWD_HOLD_ANTIC_ON && left < hold)
+			fwd_hold_done(fwd, hold, left);
 	}
 	rq->elv.priv[0] = NULL;
 }
+
+/* ---------------------------------------------------------------- merges */
 
 static bool fwd_bio_merge(struct request_queue *q, struct bio *bio,
 			  unsigned int nr_segs)
@@ -1092,33 +1855,32 @@ static void fwd_request_merged(struct request_queue *q, struct request *rq,
 			       enum elv_merge type)
 {
 	struct fwd_data *fwd = q->elevator->elevator_data;
-	struct rb_root *root = &fwd->sort_list[fwd_rq_prio(rq)][fwd_rq_dir(rq)];
+	struct fwd_proc *p = fwd_rq_proc(rq);
+	struct rb_root *root;
 
 	lockdep_assert_held(&fwd->lock);
 
-	if (type != ELEVATOR_FRONT_MERGE)
+	if (type != ELEVATOR_FRONT_MERGE || !p)
 		return;
+	root = &fwd->sort_list[p->prio][fwd_rq_dir(rq)];
 	elv_rb_del(root, rq);
 	elv_rb_add(root, rq);
 }
 
 /*
- * @next was merged into @rq; @rq inherits the earlier insertion time, and
- * @next, which is freed without being dispatched, is no longer charged.
+ * @next was merged into @rq.  If both belong to the same process and
+ * @next waited longer, @rq takes its place (and deadline) in the
+ * process's FIFO.  @next, freed without being dispatched, is no longer
+ * charged.
  */
 static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 				struct request *next)
 {
 	struct fwd_data *fwd = q->elevator->elevator_data;
+	struct fwd_proc *p = fwd_rq_proc(rq);
 
 	lockdep_assert_held(&fwd->lock);
 
-	if (!list_empty(&rq->queuelist) && !list_empty(&next->queuelist) &&
-	    time_before((unsigned long)next->fifo_time,
-			(unsigned long)rq->fifo_time)) {
-		list_move(&rq->queuelist, &next->queuelist);
-		rq->fifo_time = next->fifo_time;
-	}
 	/*
 	 * On an insert merge (blk_mq_sched_try_insert_merge()) @next is the
 	 * request being inserted: it was never queued here, so it is in
@@ -1129,11 +1891,25 @@ static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 		if (q->last_merge == next)
 			q->last_merge = NULL;
 	} else {
+		if (p && p == fwd_rq_proc(next) &&
+		    !RB_EMPTY_NODE(&rq->rb_node) &&
+		    time_before((unsigned long)next->fifo_time,
+				(unsigned long)rq->fifo_time)) {
+			list_move(&rq->queuelist, &next->queuelist);
+			rq->fifo_time = next->fifo_time;
+		}
 		fwd_remove_request(fwd, next);
 	}
 	if (next->rq_flags & RQF_USE_SCHED)
 		next->elv.priv[0] = NULL;
 	fwd->stats[FWD_STAT_RQ_MERGES]++;
+}
+
+/* ---------------------------------------------------------------- depth */
+
+static unsigned int fwd_async_limit(struct fwd_data *fwd)
+{
+	return min(READ_ONCE(*fwd_async_depth(fwd)), fwd->q->nr_requests);
 }
 
 /*
@@ -1148,32 +1924,34 @@ static void fwd_limit_depth(blk_opf_t opf, struct blk_mq_alloc_data *data)
 	if (op_is_sync(opf) && !op_is_write(opf))
 		return;
 
-	data->shallow_depth = fwd_shallow_depth(data,
-						READ_ONCE(*fwd_async_depth(fwd)));
+	data->shallow_depth = fwd_shallow_depth(data, fwd_async_limit(fwd));
 }
 
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
 static unsigned int fwd_default_async_depth(struct request_queue *q)
 {
 	return max(1UL, q->nr_requests * FWD_ASYNC_PERCENT / 100UL);
 }
+#endif
 
 /*
  * Called from blk_mq_init_sched() and when q->nr_requests changes.  Since
- * 7.0 the block layer scales q->async_depth with nr_requests itself;
- * before, the default follows nr_requests here and a value written by the
- * user is kept within it.  The minimum shallow depth stays 1 because
+ * 7.0 the async depth is the queue's own (queue/async_depth), which the
+ * block layer scales with nr_requests: fwdsched uses it as it is.
+ * Before, the default follows nr_requests here and a value written by
+ * the user is kept within it.  The minimum shallow depth stays 1 because
  * async_depth may be set as low as that at any time.
  */
 static void fwd_depth_updated(struct request_queue *q)
 {
-	struct fwd_data *fwd = q->elevator->elevator_data;
-	unsigned int *depth = fwd_async_depth(fwd);
-
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
+	struct fwd_data *fwd = q->elevator->elevator_data;
+
 	if (!fwd->async_depth_set)
-		*depth = fwd_default_async_depth(q);
+		fwd->async_depth = fwd_default_async_depth(q);
+	fwd->async_depth = clamp_t(unsigned int, fwd->async_depth, 1,
+				   q->nr_requests);
 #endif
-	*depth = clamp_t(unsigned int, *depth, 1, q->nr_requests);
 	blk_mq_set_min_shallow_depth(q, 1);
 }
 
@@ -1184,6 +1962,24 @@ static void fwd_depth_updated_hctx(struct blk_mq_hw_ctx *hctx)
 }
 #endif
 
+/*
+ * dispatch_depth defaults to FWD_MMC_DEPTH on an MMC card without command
+ * queueing, where it was measured: the driver works on one request while
+ * its ->queue_rq() prepares the next, and turns a third away
+ * (BLK_STS_RESOURCE) into blk-mq's own dispatch list, where it is issued
+ * next whatever arrives meanwhile.  Everything else (command-queueing
+ * eMMC, UFS, NVMe, nbd, ...) has no limit by default.
+ */
+static unsigned int fwd_default_dispatch_depth(struct request_queue *q)
+{
+	if (q->disk && q->disk->major == MMC_BLOCK_MAJOR &&
+	    q->tag_set->queue_depth > FWD_MMC_CQ_MAX_TAGS)
+		return FWD_MMC_DEPTH;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- set-up */
+
 static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 {
 	struct fwd_data *fwd;
@@ -1191,7 +1987,7 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	enum fwd_dir dir;
 	int i;
 
-	fwd = kvzalloc_node(sizeof(*fwd), GFP_KERNEL, q->node);
+	fwd = kzalloc_node(sizeof(*fwd), GFP_KERNEL, q->node);
 	if (!fwd)
 		return -ENOMEM;
 
@@ -1201,30 +1997,37 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	for (prio = 0; prio < FWD_PRIO_COUNT; prio++) {
 		for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
 			fwd->sort_list[prio][dir] = RB_ROOT;
-			INIT_LIST_HEAD(&fwd->fifo_list[prio][dir]);
+			fwd->expire[prio][dir] = RB_ROOT_CACHED;
+			fwd->ready[prio][dir] = RB_ROOT_CACHED;
 		}
+		fwd->waiting[prio] = RB_ROOT_CACHED;
+		fwd_proc_init(&fwd->nomem[prio], prio);
+		fwd->nomem[prio].serial = ++fwd->proc_serial;
+		strscpy(fwd->nomem[prio].comm, "(nomem)",
+			sizeof(fwd->nomem[prio].comm));
 	}
-	INIT_LIST_HEAD(&fwd->active);
-	for (i = 0; i < FWD_NR_PROCS; i++) {
-		INIT_LIST_HEAD(&fwd->procs[i].active);
-		fwd->procs[i].last_done = jiffies - FWD_GRACE;
-	}
-	strscpy(fwd->procs[0].comm, "(other)", sizeof(fwd->procs[0].comm));
+	hash_init(fwd->procs);
+	hash_init(fwd->threads);
+	INIT_LIST_HEAD(&fwd->lru);
+	hrtimer_setup(&fwd->antic_timer, fwd_antic_timer_fn, CLOCK_MONOTONIC,
+		      HRTIMER_MODE_REL);
+	atomic_set(&fwd->inflight, 0);
 
-	fwd->fifo_expire_ms[FWD_READ] = read_expire_ms;
-	fwd->fifo_expire_ms[FWD_WRITE] = write_expire_ms;
-	for (dir = 0; dir < FWD_DIR_COUNT; dir++)
-		fwd->fifo_expire[dir] = msecs_to_jiffies(fwd->fifo_expire_ms[dir]);
+	fwd->time_ms[FWD_TIME_READ_EXPIRE] = read_expire_ms;
+	fwd->time_ms[FWD_TIME_WRITE_EXPIRE] = write_expire_ms;
+	fwd->time_ms[FWD_TIME_PRIO_AGING] = prio_aging_ms;
+	for (i = 0; i < FWD_TIME_COUNT; i++)
+		fwd->time[i] = msecs_to_jiffies(fwd->time_ms[i]);
 	fwd->writes_starved = writes_starved;
 	fwd->fifo_batch = fifo_batch;
 	fwd->front_merges = 1;
 	fwd->fair_slack = fair_slack;
-	if ((q->tag_set->flags & BLK_MQ_F_BLOCKING) && q->nr_hw_queues == 1)
-		fwd->dispatch_depth = FWD_BLOCKING_DEPTH;
-	fwd->prio_aging_ms = prio_aging_ms;
-	fwd->prio_aging = msecs_to_jiffies(prio_aging_ms);
+	fwd->dispatch_depth = fwd_default_dispatch_depth(q);
+	fwd->anticipate_us = anticipate_us;
 	fwd->batch_dir = FWD_READ;
-	*fwd_async_depth(fwd) = fwd_default_async_depth(q);
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
+	fwd->async_depth = fwd_default_async_depth(q);
+#endif
 
 	/* One sweep per queue, whatever the number of hardware queues. */
 	blk_queue_flag_set(QUEUE_FLAG_SQ_SCHED, q);
@@ -1261,176 +2064,155 @@ static int fwd_init_sched_alloc(struct request_queue *q,
 static void fwd_exit_sched(struct elevator_queue *e)
 {
 	struct fwd_data *fwd = e->elevator_data;
-	unsigned int queued = 0;
-	enum fwd_prio prio;
+	struct hlist_node *tmp;
+	struct fwd_proc *p;
+	int bkt;
 
-	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
-		queued += fwd_queued_prio(fwd, prio);
-	WARN_ONCE(queued || !list_empty(&fwd->dispatch),
-		  "fwdsched: exit with %u requests queued\n", queued);
-	kvfree(fwd);
+	hrtimer_cancel(&fwd->antic_timer);
+	WARN_ONCE(fwd->nr_queued || !list_empty(&fwd->dispatch),
+		  "fwdsched: exit with %u requests queued\n", fwd->nr_queued);
+	hash_for_each_safe(fwd->procs, bkt, tmp, p, hash) {
+		hash_del(&p->hash);
+		put_pid(p->pid);
+		kfree(p);
+	}
+	fwd_threads_free(fwd);
+	kfree(fwd);
 }
 
-/* sysfs: unsigned tunables with an inclusive range; bad input is refused. */
-static ssize_t fwd_store_uint(struct fwd_data *fwd, unsigned int *var,
-			      const char *page, size_t count,
-			      unsigned int min, unsigned int max)
-{
-	unsigned int val;
+/* ---------------------------------------------------------------- sysfs */
 
-	if (kstrtouint(page, 10, &val) || val < min || val > max)
-		return -EINVAL;
+/*
+ * A tunable changed: the hold in effect may no longer apply, or one may
+ * apply now.  Decide again, and run the queue unless something holds.
+ */
+static void fwd_retune(struct fwd_data *fwd)
+{
+	enum fwd_hold_reason reason;
+	unsigned int hold;
 
 	spin_lock(&fwd->lock);
-	WRITE_ONCE(*var, val);
+	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
+		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
+	hold = READ_ONCE(fwd->hold);
+	spin_unlock(&fwd->lock);
+	if (!hold)
+		blk_mq_run_hw_queues(fwd->q, true);
+}
+
+/* Parses an unsigned tunable within [@min, @max]; bad input is refused. */
+static int fwd_parse_uint(const char *page, unsigned int min, unsigned int max,
+			  unsigned int *val)
+{
+	if (kstrtouint(page, 10, val) || *val < min || *val > max)
+		return -EINVAL;
+	return 0;
+}
+
+static unsigned int *fwd_tunable(struct elevator_queue *e, size_t offset)
+{
+	return (unsigned int *)((char *)e->elevator_data + offset);
+}
+
+static ssize_t fwd_show_uint(struct elevator_queue *e, size_t offset,
+			     char *page)
+{
+	return sysfs_emit(page, "%u\n", READ_ONCE(*fwd_tunable(e, offset)));
+}
+
+/* A count within [@min, @max]; it may change what the scheduler holds. */
+static ssize_t fwd_store_uint(struct elevator_queue *e, size_t offset,
+			      unsigned int min, unsigned int max,
+			      const char *page, size_t count)
+{
+	struct fwd_data *fwd = e->elevator_data;
+	unsigned int val;
+
+	if (fwd_parse_uint(page, min, max, &val))
+		return -EINVAL;
+	spin_lock(&fwd->lock);
+	WRITE_ONCE(*fwd_tunable(e, offset), val);
+	spin_unlock(&fwd->lock);
+	fwd_retune(fwd);
+	return count;
+}
+
+static ssize_t fwd_show_ms(struct elevator_queue *e, enum fwd_time t,
+			   char *page)
+{
+	struct fwd_data *fwd = e->elevator_data;
+
+	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->time_ms[t]));
+}
+
+/* A time in ms within [1, FWD_EXPIRE_MAX_MS], also kept in jiffies. */
+static ssize_t fwd_store_ms(struct elevator_queue *e, enum fwd_time t,
+			    const char *page, size_t count)
+{
+	struct fwd_data *fwd = e->elevator_data;
+	unsigned int val;
+
+	if (fwd_parse_uint(page, 1, FWD_EXPIRE_MAX_MS, &val))
+		return -EINVAL;
+	spin_lock(&fwd->lock);
+	fwd->time_ms[t] = val;
+	fwd->time[t] = msecs_to_jiffies(val);
 	spin_unlock(&fwd->lock);
 	return count;
 }
 
-/* sysfs: a time in ms, kept also in jiffies. */
-static ssize_t fwd_store_ms(struct fwd_data *fwd, unsigned int *ms,
-			    unsigned long *jiffies_var, const char *page,
-			    size_t count)
-{
-	unsigned int val;
-
-	if (kstrtouint(page, 10, &val) || val < 1 || val > FWD_EXPIRE_MAX_MS)
-		return -EINVAL;
-
-	spin_lock(&fwd->lock);
-	*ms = val;
-	*jiffies_var = msecs_to_jiffies(val);
-	spin_unlock(&fwd->lock);
-	return count;
+/* The handlers of a count, the member of struct fwd_data of the same name. */
+#define FWD_UINT_SHOW(name)						\
+static ssize_t fwd_##name##_show(struct elevator_queue *e, char *page)	\
+{									\
+	return fwd_show_uint(e, offsetof(struct fwd_data, name), page);	\
 }
 
-static ssize_t fwd_read_expire_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", fwd->fifo_expire_ms[FWD_READ]);
+#define FWD_UINT_STORE(name, min, max)					\
+static ssize_t fwd_##name##_store(struct elevator_queue *e,		\
+				  const char *page, size_t count)	\
+{									\
+	return fwd_store_uint(e, offsetof(struct fwd_data, name),	\
+			      min, max, page, count);			\
 }
 
-static ssize_t fwd_read_expire_store(struct elevator_queue *e,
-				     const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_ms(fwd, &fwd->fifo_expire_ms[FWD_READ],
-			    &fwd->fifo_expire[FWD_READ], page, count);
+/* The handlers of a time in ms, fwd_data.time_ms[t]. */
+#define FWD_MS_SHOW(name, t)						\
+static ssize_t fwd_##name##_show(struct elevator_queue *e, char *page)	\
+{									\
+	return fwd_show_ms(e, t, page);					\
 }
 
-static ssize_t fwd_write_expire_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", fwd->fifo_expire_ms[FWD_WRITE]);
+#define FWD_MS_STORE(name, t)						\
+static ssize_t fwd_##name##_store(struct elevator_queue *e,		\
+				  const char *page, size_t count)	\
+{									\
+	return fwd_store_ms(e, t, page, count);				\
 }
 
-static ssize_t fwd_write_expire_store(struct elevator_queue *e,
-				      const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
+FWD_MS_SHOW(read_expire, FWD_TIME_READ_EXPIRE)
+FWD_MS_STORE(read_expire, FWD_TIME_READ_EXPIRE)
+FWD_MS_SHOW(write_expire, FWD_TIME_WRITE_EXPIRE)
+FWD_MS_STORE(write_expire, FWD_TIME_WRITE_EXPIRE)
+FWD_MS_SHOW(prio_aging_expire, FWD_TIME_PRIO_AGING)
+FWD_MS_STORE(prio_aging_expire, FWD_TIME_PRIO_AGING)
+FWD_UINT_SHOW(writes_starved)
+FWD_UINT_STORE(writes_starved, 0, FWD_WRITES_STARVED_MAX)
+FWD_UINT_SHOW(fifo_batch)
+FWD_UINT_STORE(fifo_batch, 1, FWD_FIFO_BATCH_MAX)
+FWD_UINT_SHOW(front_merges)
+FWD_UINT_STORE(front_merges, 0, 1)
+FWD_UINT_SHOW(fair_slack)
+FWD_UINT_STORE(fair_slack, 0, FWD_FAIR_SLACK_OFF)
+FWD_UINT_SHOW(dispatch_depth)
+FWD_UINT_STORE(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
+FWD_UINT_SHOW(anticipate_us)
+FWD_UINT_STORE(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
 
-	return fwd_store_ms(fwd, &fwd->fifo_expire_ms[FWD_WRITE],
-			    &fwd->fifo_expire[FWD_WRITE], page, count);
-}
-
-static ssize_t fwd_prio_aging_expire_show(struct elevator_queue *e,
-					  char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", fwd->prio_aging_ms);
-}
-
-static ssize_t fwd_prio_aging_expire_store(struct elevator_queue *e,
-					   const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_ms(fwd, &fwd->prio_aging_ms, &fwd->prio_aging,
-			    page, count);
-}
-
-static ssize_t fwd_writes_starved_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->writes_starved));
-}
-
-static ssize_t fwd_writes_starved_store(struct elevator_queue *e,
-					const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_uint(fwd, &fwd->writes_starved, page, count,
-			      0, FWD_WRITES_STARVED_MAX);
-}
-
-static ssize_t fwd_fifo_batch_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->fifo_batch));
-}
-
-static ssize_t fwd_fifo_batch_store(struct elevator_queue *e,
-				    const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_uint(fwd, &fwd->fifo_batch, page, count,
-			      1, FWD_FIFO_BATCH_MAX);
-}
-
-static ssize_t fwd_front_merges_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->front_merges));
-}
-
-static ssize_t fwd_front_merges_store(struct elevator_queue *e,
-				      const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_uint(fwd, &fwd->front_merges, page, count, 0, 1);
-}
-
-static ssize_t fwd_fair_slack_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->fair_slack));
-}
-
-static ssize_t fwd_fair_slack_store(struct elevator_queue *e,
-				    const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_uint(fwd, &fwd->fair_slack, page, count,
-			      0, FWD_FAIR_SLACK_OFF);
-}
-
-static ssize_t fwd_dispatch_depth_show(struct elevator_queue *e, char *page)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->dispatch_depth));
-}
-
-static ssize_t fwd_dispatch_depth_store(struct elevator_queue *e,
-					const char *page, size_t count)
-{
-	struct fwd_data *fwd = e->elevator_data;
-
-	return fwd_store_uint(fwd, &fwd->dispatch_depth, page, count,
-			      0, FWD_DISPATCH_DEPTH_MAX);
-}
+#undef FWD_MS_STORE
+#undef FWD_MS_SHOW
+#undef FWD_UINT_STORE
+#undef FWD_UINT_SHOW
 
 static ssize_t fwd_async_depth_show(struct elevator_queue *e, char *page)
 {
@@ -1439,19 +2221,22 @@ static ssize_t fwd_async_depth_show(struct elevator_queue *e, char *page)
 	return sysfs_emit(page, "%u\n", READ_ONCE(*fwd_async_depth(fwd)));
 }
 
+/* async_depth: its upper bound is nr_requests, which can change. */
 static ssize_t fwd_async_depth_store(struct elevator_queue *e,
 				     const char *page, size_t count)
 {
 	struct fwd_data *fwd = e->elevator_data;
-	ssize_t ret;
+	unsigned int val;
 
-	ret = fwd_store_uint(fwd, fwd_async_depth(fwd), page, count, 1,
-			     fwd->q->nr_requests);
+	if (fwd_parse_uint(page, 1, fwd->q->nr_requests, &val))
+		return -EINVAL;
+	spin_lock(&fwd->lock);
+	WRITE_ONCE(*fwd_async_depth(fwd), val);
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
-	if (ret > 0)
-		fwd->async_depth_set = true;
+	fwd->async_depth_set = true;
 #endif
-	return ret;
+	spin_unlock(&fwd->lock);
+	return count;
 }
 
 #define FWD_ATTR(name) \
@@ -1466,11 +2251,14 @@ static struct elv_fs_entry fwd_attrs[] = {
 	FWD_ATTR(async_depth),
 	FWD_ATTR(fair_slack),
 	FWD_ATTR(dispatch_depth),
+	FWD_ATTR(anticipate_us),
 	FWD_ATTR(prio_aging_expire),
 	__ATTR_NULL
 };
 
 #undef FWD_ATTR
+
+/* ---------------------------------------------------------------- debugfs */
 
 #ifdef CONFIG_BLK_DEBUG_FS
 static int fwd_stats_show(void *data, struct seq_file *m)
@@ -1508,6 +2296,7 @@ static int fwd_queued_show(void *data, struct seq_file *m)
 	struct request_queue *q = data;
 	struct fwd_data *fwd = q->elevator->elevator_data;
 	unsigned int n[FWD_PRIO_COUNT][FWD_DIR_COUNT], head = 0;
+	unsigned int hold, inflight;
 	enum fwd_prio prio;
 	struct request *rq;
 
@@ -1515,11 +2304,15 @@ static int fwd_queued_show(void *data, struct seq_file *m)
 	memcpy(n, fwd->queued, sizeof(n));
 	list_for_each_entry(rq, &fwd->dispatch, queuelist)
 		head++;
+	hold = READ_ONCE(fwd->hold);
+	inflight = atomic_read(&fwd->inflight);
 	spin_unlock(&fwd->lock);
 
-	seq_printf(m, "reads %u writes %u head %u\n",
+	seq_printf(m, "reads %u writes %u head %u inflight %u hold %s\n",
 		   n[0][FWD_READ] + n[1][FWD_READ] + n[2][FWD_READ],
-		   n[0][FWD_WRITE] + n[1][FWD_WRITE] + n[2][FWD_WRITE], head);
+		   n[0][FWD_WRITE] + n[1][FWD_WRITE] + n[2][FWD_WRITE], head,
+		   inflight, !hold ? "none" :
+		   hold == FWD_HOLD_ANTIC_ON ? "anticipate" : "completion");
 	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
 		seq_printf(m, "%s reads %u writes %u\n", fwd_prio_names[prio],
 			   n[prio][FWD_READ], n[prio][FWD_WRITE]);
@@ -1551,44 +2344,71 @@ static unsigned int fwd_idle_ms(unsigned long last_used)
 
 static bool fwd_proc_shown(struct fwd_proc *p)
 {
-	return p->reqs[FWD_READ] || p->reqs[FWD_WRITE] || p->queued ||
-	       atomic_read(&p->inflight);
+	return p->reqs[FWD_READ] || p->reqs[FWD_WRITE] ||
+	       fwd_proc_queued(p) || atomic_read(&p->inflight);
 }
 
 static void fwd_proc_show(struct seq_file *m, struct fwd_proc *p)
 {
 	enum fwd_dir dir;
 
-	seq_printf(m, "%d", p->tgid);
+	seq_printf(m, "%d %s", fwd_proc_nr(p), fwd_prio_names[p->prio]);
 	for (dir = 0; dir < FWD_DIR_COUNT; dir++)
 		seq_printf(m, " %llu %llu %llu %llu", p->reqs[dir],
 			   p->sectors[dir], fwd_jiffies_to_us(p->wait_sum[dir]),
 			   fwd_jiffies_to_us(p->wait_max[dir]));
-	seq_printf(m, " %u %d %llu %s %llu %u %s\n", p->queued,
-		   atomic_read(&p->inflight), p->max_passed,
-		   fwd_prio_names[p->prio], p->vtime, fwd_idle_ms(p->last_used),
-		   p->comm);
+	seq_printf(m, " %u %d %llu %llu %llu %u %s\n",
+		   p->queued[FWD_READ] + p->queued[FWD_WRITE] + p->head_queued,
+		   atomic_read(&p->inflight), p->max_passed, p->vtime,
+		   p->ttime_samples ? div_u64(p->ttime_ns, NSEC_PER_USEC) : 0,
+		   fwd_idle_ms(p->last_used), p->comm);
 }
 
 /*
- * debugfs "procs": one line per process that dispatched or has requests
- * pending since the counters were reset.  Writing "reset" zeroes the
- * counters (not the scheduling state); anything else is refused.
+ * debugfs "procs": one line per process and class that dispatched or has
+ * requests pending since the counters were reset.  Writing "reset" zeroes
+ * the counters (not the scheduling state); anything else is refused.
  */
 static int fwd_procs_show(void *data, struct seq_file *m)
 {
 	struct request_queue *q = data;
 	struct fwd_data *fwd = q->elevator->elevator_data;
-	int i;
+	enum fwd_prio prio;
+	struct fwd_proc *p;
+	int bkt;
 
-	seq_puts(m, "# tgid rd_reqs rd_sectors rd_wait_us rd_wait_max_us wr_reqs wr_sectors wr_wait_us wr_wait_max_us queued inflight max_passed class vtime idle_ms comm\n");
-	seq_printf(m, "# sectors of 512 bytes; waits from insertion to dispatch, summed and maximum, in us with a resolution of %u us; max_passed in dispatches; vtime in 1/%u requests\n",
+	seq_puts(m, "# tgid class rd_reqs rd_sectors rd_wait_us rd_wait_max_us wr_reqs wr_sectors wr_wait_us wr_wait_max_us queued inflight max_passed vtime ttime_us idle_ms comm\n");
+	seq_printf(m, "# sectors of 512 bytes; waits from insertion to dispatch, summed and maximum, in us with a resolution of %u us; max_passed in dispatches; vtime in 1/%u units of service; ttime_us mean think time (0: none measured)\n",
 		   jiffies_to_usecs(1), FWD_VUNIT);
 	spin_lock(&fwd->lock);
-	for (i = 0; i < FWD_NR_PROCS; i++)
-		if (fwd_proc_shown(&fwd->procs[i]))
-			fwd_proc_show(m, &fwd->procs[i]);
+	hash_for_each(fwd->procs, bkt, p, hash)
+		if (fwd_proc_shown(p))
+			fwd_proc_show(m, p);
+	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
+		if (fwd_proc_shown(&fwd->nomem[prio]))
+			fwd_proc_show(m, &fwd->nomem[prio]);
 	spin_unlock(&fwd->lock);
+	return 0;
+}
+
+static void fwd_proc_reset(struct fwd_proc *p)
+{
+	memset(p->reqs, 0, sizeof(p->reqs));
+	memset(p->sectors, 0, sizeof(p->sectors));
+	memset(p->wait_sum, 0, sizeof(p->wait_sum));
+	memset(p->wait_max, 0, sizeof(p->wait_max));
+	p->max_passed = 0;
+}
+
+/* Reads a one-word command written to a debugfs file. */
+static int fwd_debugfs_cmd(const char __user *buf, size_t count, char *cmd,
+			   size_t size)
+{
+	if (count >= size)
+		return -EINVAL;
+	if (copy_from_user(cmd, buf, count))
+		return -EFAULT;
+	cmd[count] = '\0';
 	return 0;
 }
 
@@ -1597,51 +2417,83 @@ static ssize_t fwd_procs_write(void *data, const char __user *buf,
 {
 	struct request_queue *q = data;
 	struct fwd_data *fwd = q->elevator->elevator_data;
+	struct fwd_thread *t;
+	enum fwd_prio prio;
+	struct fwd_proc *p;
 	char cmd[8];
-	int i;
+	int bkt, ret;
 
-	if (count >= sizeof(cmd))
-		return -EINVAL;
-	if (copy_from_user(cmd, buf, count))
-		return -EFAULT;
-	cmd[count] = '\0';
+	ret = fwd_debugfs_cmd(buf, count, cmd, sizeof(cmd));
+	if (ret)
+		return ret;
 	if (!sysfs_streq(cmd, "reset"))
 		return -EINVAL;
 
 	spin_lock(&fwd->lock);
-	for (i = 0; i < FWD_NR_PROCS; i++) {
-		struct fwd_proc *p = &fwd->procs[i];
-
-		memset(p->reqs, 0, sizeof(p->reqs));
-		memset(p->sectors, 0, sizeof(p->sectors));
-		memset(p->wait_sum, 0, sizeof(p->wait_sum));
-		memset(p->wait_max, 0, sizeof(p->wait_max));
-		p->max_passed = 0;
-	}
-	for (i = 0; i < FWD_NR_THREADS; i++)
-		fwd->threads[i].reqs = 0;
+	hash_for_each(fwd->procs, bkt, p, hash)
+		fwd_proc_reset(p);
+	for (prio = 0; prio < FWD_PRIO_COUNT; prio++)
+		fwd_proc_reset(&fwd->nomem[prio]);
+	hash_for_each(fwd->threads, bkt, t, hash)
+		t->reqs = 0;
+	fwd->threads_other.reqs = 0;
 	spin_unlock(&fwd->lock);
 	return count;
 }
 
+static void fwd_thread_show(struct seq_file *m, struct fwd_thread *t)
+{
+	if (t->reqs)
+		seq_printf(m, "%d %d %llu %u\n", t->pid, t->tgid, t->reqs,
+			   fwd_idle_ms(t->last_used));
+}
+
+/*
+ * debugfs "threads": requests dispatched per thread, while thread
+ * accounting is on.  Writing "on" starts it afresh, "off" stops it and
+ * frees its table; anything else is refused.
+ */
 static int fwd_threads_show(void *data, struct seq_file *m)
 {
 	struct request_queue *q = data;
 	struct fwd_data *fwd = q->elevator->elevator_data;
-	int i;
+	struct fwd_thread *t;
+	int bkt;
 
-	seq_puts(m, "# pid tgid reqs queued idle_ms\n");
 	spin_lock(&fwd->lock);
-	for (i = 0; i < FWD_NR_THREADS; i++) {
-		struct fwd_thread *t = &fwd->threads[i];
-
-		if (t->reqs || t->queued)
-			seq_printf(m, "%d %d %llu %u %u\n", t->pid, t->tgid,
-				   t->reqs, t->queued,
-				   fwd_idle_ms(t->last_used));
-	}
+	seq_printf(m, "# accounting %s; pid tgid reqs idle_ms (pid 0: threads beyond %u)\n",
+		   fwd->threads_on ? "on" : "off", FWD_THREADS_MAX);
+	hash_for_each(fwd->threads, bkt, t, hash)
+		fwd_thread_show(m, t);
+	fwd_thread_show(m, &fwd->threads_other);
 	spin_unlock(&fwd->lock);
 	return 0;
+}
+
+static ssize_t fwd_threads_write(void *data, const char __user *buf,
+				 size_t count, loff_t *ppos)
+{
+	struct request_queue *q = data;
+	struct fwd_data *fwd = q->elevator->elevator_data;
+	char cmd[8];
+	bool on;
+	int ret;
+
+	ret = fwd_debugfs_cmd(buf, count, cmd, sizeof(cmd));
+	if (ret)
+		return ret;
+	if (sysfs_streq(cmd, "on"))
+		on = true;
+	else if (sysfs_streq(cmd, "off"))
+		on = false;
+	else
+		return -EINVAL;
+
+	spin_lock(&fwd->lock);
+	fwd_threads_free(fwd);
+	fwd->threads_on = on;
+	spin_unlock(&fwd->lock);
+	return count;
 }
 
 /*
@@ -1669,69 +2521,118 @@ static u64 fwd_jain(const u64 *x, unsigned int n)
 	return mul_u64_u64_div_u64(sum, sum * 1000000, (u64)n * sq);
 }
 
+/* Collects into @x (at most @max) the active entries' requests. */
+static unsigned int fwd_active_procs(struct fwd_data *fwd, u64 *x,
+				     unsigned int max)
+{
+	unsigned int n = 0;
+	enum fwd_prio prio;
+	struct fwd_proc *p;
+	int bkt;
+
+	hash_for_each(fwd->procs, bkt, p, hash) {
+		u64 reqs = p->reqs[FWD_READ] + p->reqs[FWD_WRITE];
+
+		if (n < max && reqs &&
+		    time_before(jiffies, p->last_used + FWD_ACTIVE_WINDOW))
+			x[n++] = reqs;
+	}
+	for (prio = 0; prio < FWD_PRIO_COUNT; prio++) {
+		p = &fwd->nomem[prio];
+		if (n < max && (p->reqs[FWD_READ] || p->reqs[FWD_WRITE]))
+			x[n++] = p->reqs[FWD_READ] + p->reqs[FWD_WRITE];
+	}
+	return n;
+}
+
+static unsigned int fwd_active_threads(struct fwd_data *fwd, u64 *x,
+				       unsigned int max)
+{
+	struct fwd_thread *t;
+	unsigned int n = 0;
+	int bkt;
+
+	hash_for_each(fwd->threads, bkt, t, hash)
+		if (n < max && t->reqs &&
+		    time_before(jiffies, t->last_used + FWD_ACTIVE_WINDOW))
+			x[n++] = t->reqs;
+	if (n < max && fwd->threads_other.reqs)
+		x[n++] = fwd->threads_other.reqs;
+	return n;
+}
+
 /*
  * debugfs "fairness": Jain's index of the requests dispatched (since the
- * last reset) by the processes, and by the threads, that dispatched
- * within the last FWD_ACTIVE_WINDOW.
+ * last reset) by the processes, and by the threads (while thread
+ * accounting is on), that were active within the last FWD_ACTIVE_WINDOW.
  */
 static int fwd_fairness_show(void *data, struct seq_file *m)
 {
 	struct request_queue *q = data;
 	struct fwd_data *fwd = q->elevator->elevator_data;
-	u64 px[FWD_NR_PROCS], tx[FWD_NR_THREADS];
-	unsigned int np = 0, nt = 0;
-	int i;
+	unsigned int max, np, nt;
+	u64 *px, *tx;
 
 	spin_lock(&fwd->lock);
-	for (i = 0; i < FWD_NR_PROCS; i++) {
-		struct fwd_proc *p = &fwd->procs[i];
-		u64 reqs = p->reqs[FWD_READ] + p->reqs[FWD_WRITE];
-
-		if (reqs && time_before(jiffies,
-					p->last_used + FWD_ACTIVE_WINDOW))
-			px[np++] = reqs;
+	max = fwd->nr_procs + FWD_PRIO_COUNT + fwd->nr_threads + 1;
+	spin_unlock(&fwd->lock);
+	px = kvmalloc_array(max, sizeof(*px), GFP_KERNEL);
+	tx = kvmalloc_array(max, sizeof(*tx), GFP_KERNEL);
+	if (!px || !tx) {
+		kvfree(px);
+		kvfree(tx);
+		return -ENOMEM;
 	}
-	for (i = 0; i < FWD_NR_THREADS; i++) {
-		struct fwd_thread *t = &fwd->threads[i];
 
-		if (t->reqs && time_before(jiffies,
-					   t->last_used + FWD_ACTIVE_WINDOW))
-			tx[nt++] = t->reqs;
-	}
+	spin_lock(&fwd->lock);
+	np = fwd_active_procs(fwd, px, max);
+	nt = fwd_active_threads(fwd, tx, max);
 	spin_unlock(&fwd->lock);
 
 	seq_printf(m, "window_ms %u\n", jiffies_to_msecs(FWD_ACTIVE_WINDOW));
 	seq_printf(m, "procs %u\nprocs_jain %llu\n", np, fwd_jain(px, np));
 	seq_printf(m, "threads %u\nthreads_jain %llu\n", nt, fwd_jain(tx, nt));
+	kvfree(px);
+	kvfree(tx);
 	return 0;
 }
 
-#define FWD_DEBUGFS_LIST(name, list_expr)				\
-static struct list_head *fwd_##name##_list(struct seq_file *m)		\
-{									\
-	struct request_queue *q = m->private;				\
-	struct fwd_data *fwd = q->elevator->elevator_data;		\
-									\
-	return list_expr;						\
-}									\
+static struct fwd_data *fwd_seq_data(struct seq_file *m)
+{
+	struct request_queue *q = m->private;
+
+	return q->elevator->elevator_data;
+}
+
+static int fwd_rq_seq_show(struct seq_file *m, void *v)
+{
+	return __blk_mq_debugfs_rq_show(m, v);
+}
+
+/* The requests waiting in one sort tree, in sector order. */
+#define FWD_DEBUGFS_SORTED(name, prio, dir)				\
 static void *fwd_##name##_start(struct seq_file *m, loff_t *pos)	\
 	__acquires(&fwd->lock)						\
 {									\
-	struct request_queue *q = m->private;				\
-	struct fwd_data *fwd = q->elevator->elevator_data;		\
+	struct fwd_data *fwd = fwd_seq_data(m);				\
+	struct request *rq;						\
+	loff_t i;							\
 									\
 	spin_lock(&fwd->lock);						\
-	return seq_list_start(fwd_##name##_list(m), *pos);		\
+	rq = fwd_first_rq(&fwd->sort_list[prio][dir]);			\
+	for (i = 0; rq && i < *pos; i++)				\
+		rq = fwd_next_rq(rq);					\
+	return rq;							\
 }									\
 static void *fwd_##name##_next(struct seq_file *m, void *v, loff_t *pos) \
 {									\
-	return seq_list_next(v, fwd_##name##_list(m), pos);		\
+	++*pos;								\
+	return fwd_next_rq(v);						\
 }									\
 static void fwd_##name##_stop(struct seq_file *m, void *v)		\
 	__releases(&fwd->lock)						\
 {									\
-	struct request_queue *q = m->private;				\
-	struct fwd_data *fwd = q->elevator->elevator_data;		\
+	struct fwd_data *fwd = fwd_seq_data(m);				\
 									\
 	spin_unlock(&fwd->lock);					\
 }									\
@@ -1739,17 +2640,43 @@ static const struct seq_operations fwd_##name##_seq_ops = {		\
 	.start	= fwd_##name##_start,					\
 	.next	= fwd_##name##_next,					\
 	.stop	= fwd_##name##_stop,					\
-	.show	= blk_mq_debugfs_rq_show,				\
+	.show	= fwd_rq_seq_show,					\
 }
 
-FWD_DEBUGFS_LIST(read_fifo, &fwd->fifo_list[FWD_PRIO_BE][FWD_READ]);
-FWD_DEBUGFS_LIST(write_fifo, &fwd->fifo_list[FWD_PRIO_BE][FWD_WRITE]);
-FWD_DEBUGFS_LIST(rt_read_fifo, &fwd->fifo_list[FWD_PRIO_RT][FWD_READ]);
-FWD_DEBUGFS_LIST(rt_write_fifo, &fwd->fifo_list[FWD_PRIO_RT][FWD_WRITE]);
-FWD_DEBUGFS_LIST(idle_read_fifo, &fwd->fifo_list[FWD_PRIO_IDLE][FWD_READ]);
-FWD_DEBUGFS_LIST(idle_write_fifo, &fwd->fifo_list[FWD_PRIO_IDLE][FWD_WRITE]);
-FWD_DEBUGFS_LIST(dispatch, &fwd->dispatch);
-#undef FWD_DEBUGFS_LIST
+FWD_DEBUGFS_SORTED(read_sorted, FWD_PRIO_BE, FWD_READ);
+FWD_DEBUGFS_SORTED(write_sorted, FWD_PRIO_BE, FWD_WRITE);
+FWD_DEBUGFS_SORTED(rt_read_sorted, FWD_PRIO_RT, FWD_READ);
+FWD_DEBUGFS_SORTED(rt_write_sorted, FWD_PRIO_RT, FWD_WRITE);
+FWD_DEBUGFS_SORTED(idle_read_sorted, FWD_PRIO_IDLE, FWD_READ);
+FWD_DEBUGFS_SORTED(idle_write_sorted, FWD_PRIO_IDLE, FWD_WRITE);
+#undef FWD_DEBUGFS_SORTED
+
+static void *fwd_dispatch_start(struct seq_file *m, loff_t *pos)
+	__acquires(&fwd->lock)
+{
+	struct fwd_data *fwd = fwd_seq_data(m);
+
+	spin_lock(&fwd->lock);
+	return seq_list_start(&fwd->dispatch, *pos);
+}
+
+static void *fwd_dispatch_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	return seq_list_next(v, &fwd_seq_data(m)->dispatch, pos);
+}
+
+static void fwd_dispatch_stop(struct seq_file *m, void *v)
+	__releases(&fwd->lock)
+{
+	spin_unlock(&fwd_seq_data(m)->lock);
+}
+
+static const struct seq_operations fwd_dispatch_seq_ops = {
+	.start	= fwd_dispatch_start,
+	.next	= fwd_dispatch_next,
+	.stop	= fwd_dispatch_stop,
+	.show	= blk_mq_debugfs_rq_show,
+};
 
 static const struct blk_mq_debugfs_attr fwd_queue_debugfs_attrs[] = {
 	{"stats", 0400, fwd_stats_show},
@@ -1757,18 +2684,21 @@ static const struct blk_mq_debugfs_attr fwd_queue_debugfs_attrs[] = {
 	{"queued", 0400, fwd_queued_show},
 	{"batch", 0400, fwd_batch_show},
 	{"procs", 0600, fwd_procs_show, fwd_procs_write},
-	{"threads", 0400, fwd_threads_show},
+	{"threads", 0600, fwd_threads_show, fwd_threads_write},
 	{"fairness", 0400, fwd_fairness_show},
-	{"read_fifo_list", 0400, .seq_ops = &fwd_read_fifo_seq_ops},
-	{"write_fifo_list", 0400, .seq_ops = &fwd_write_fifo_seq_ops},
-	{"rt_read_fifo_list", 0400, .seq_ops = &fwd_rt_read_fifo_seq_ops},
-	{"rt_write_fifo_list", 0400, .seq_ops = &fwd_rt_write_fifo_seq_ops},
-	{"idle_read_fifo_list", 0400, .seq_ops = &fwd_idle_read_fifo_seq_ops},
-	{"idle_write_fifo_list", 0400, .seq_ops = &fwd_idle_write_fifo_seq_ops},
+	{"read_sorted", 0400, .seq_ops = &fwd_read_sorted_seq_ops},
+	{"write_sorted", 0400, .seq_ops = &fwd_write_sorted_seq_ops},
+	{"rt_read_sorted", 0400, .seq_ops = &fwd_rt_read_sorted_seq_ops},
+	{"rt_write_sorted", 0400, .seq_ops = &fwd_rt_write_sorted_seq_ops},
+	{"idle_read_sorted", 0400, .seq_ops = &fwd_idle_read_sorted_seq_ops},
+	{"idle_write_sorted", 0400, .seq_ops = &fwd_idle_write_sorted_seq_ops},
 	{"dispatch_list", 0400, .seq_ops = &fwd_dispatch_seq_ops},
 	{},
 };
 #endif /* CONFIG_BLK_DEBUG_FS */
+
+/* ---------------------------------------------------------------- registration */
+
 static struct elevator_type fwd_sched = {
 	.ops = {
 #ifdef FWD_HAVE_DEPTH_UPDATED_Q
