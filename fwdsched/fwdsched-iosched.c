@@ -161,12 +161,19 @@ static const char *const fwd_prio_names[FWD_PRIO_COUNT] = {
 /*
  * Service is counted in units: a request costs one unit for the command
  * and one more for each 32 KiB it moves, an estimate of a flash device's
- * time for the access and for the transfer.  A unit is FWD_VUNIT vtime at
- * the default priority level; level l costs fwd_level_cost[l] per unit,
- * so level 0 gets twice the share of level 4, and level 7 a quarter.
+ * time for the access and for the transfer; see also FWD_ASYNC_CHARGE.
+ * A unit is FWD_VUNIT vtime at the default priority level; level l costs
+ * fwd_level_cost[l] per unit, so level 0 gets twice the share of level 4,
+ * and level 7 a quarter.
  */
 #define FWD_VUNIT		16U
 #define FWD_UNIT_SECTORS_SHIFT	6	/* 32 KiB */
+/*
+ * A request that no one waits for (writeback: a write without REQ_SYNC)
+ * is charged this many times its units, as BFQ charges asynchronous I/O,
+ * so that a process reading while writeback runs keeps most of the device.
+ */
+#define FWD_ASYNC_CHARGE	3U
 static const u8 fwd_level_cost[IOPRIO_NR_LEVELS] = {
 	8, 9, 11, 13, 16, 21, 32, 64
 };
@@ -437,6 +444,8 @@ static u64 fwd_rq_cost(struct request *rq)
 
 	if (req_op(rq) == REQ_OP_READ || req_op(rq) == REQ_OP_WRITE)
 		units += blk_rq_sectors(rq) >> FWD_UNIT_SECTORS_SHIFT;
+	if (!rq_is_sync(rq))
+		units *= FWD_ASYNC_CHARGE;
 	if (IOPRIO_PRIO_CLASS(ioprio) == IOPRIO_CLASS_NONE)
 		return (u64)units * FWD_VUNIT;
 	return (u64)units * fwd_level_cost[IOPRIO_PRIO_LEVEL(ioprio)];
