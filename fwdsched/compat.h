@@ -2,7 +2,7 @@
 /*
  * fwdsched: shims for older elevator APIs.
  *
- * fwdsched.c is written against the newest elevator API (Linux 7.x).
+ * fwdsched-iosched.c is written against the newest elevator API (Linux 7.x).
  * Everything an older kernel lacks is supplied here, keyed on FWD_HAVE_*
  * macros that the Kbuild file sets by probing the kernel's own headers
  * rather than by version number, so that distribution backports are
