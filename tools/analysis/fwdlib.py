@@ -518,6 +518,132 @@ def jain(xs, scale=None):
     return sum(xs) ** 2 / (len(xs) * sq)
 
 
+# ---------------------------------------------------------------- fairness
+
+def service_units(blocks, rwbs="R"):
+    """fwdsched's charge for a read or write of @blocks sectors, in units:
+    one for the command and one per 32 KiB (64 sectors), three times that
+    for a write no one waits for (no S in its RWBS), at the default
+    priority level (fwd_rq_cost() in fwdsched-iosched.c)."""
+    units = 1 + blocks // 64
+    if rwbs_dir(rwbs) == "W" and "S" not in rwbs:
+        units *= 3
+    return units
+
+
+def fair_bound(c_p, slack, c_q=1):
+    """Most dispatches of another process Q (requests of c_q units) while a
+    request of P (c_p units) waits, with fair_slack @slack: the bound of
+    Documentation/block/fwdsched-iosched.rst, (2 slack + c_P + 1) / c_Q + 1."""
+    return (2 * slack + c_p + 1) // c_q + 1
+
+
+def waits(events):
+    """For every request dispatched (D) that the trace saw inserted (I):
+    its owner (the pid of its I event, the submitting process), its size,
+    and for each other owner the longest run of that owner's dispatches
+    while the request waited (from its I to its D) with no dispatch of
+    its own owner in between: the bound of the .rst is on how long a
+    backlogged process waits for service, so a dispatch of any of its
+    requests ends the run.  Front merges (F) move a waiting request; a
+    requeue (R) does not end its wait.  Dispatches of requests inserted
+    before the trace began count for their D event's pid.  Returns a list
+    of dicts (owner, sector, blocks, dir, passes: {owner: n}), in
+    dispatch order."""
+    waiting = {}
+    out = []
+    for e in events:
+        if not e.blocks:
+            continue
+        key = (e.dev, e.direction, e.sector)
+        if e.action == "I":
+            waiting[key] = dict(owner=e.pid, sector=e.sector,
+                                blocks=e.blocks, dir=e.direction,
+                                rwbs=e.rwbs, passes={}, run={})
+        elif e.action == "F":
+            old = waiting.pop((e.dev, e.direction, e.sector + e.blocks), None)
+            if old is not None:
+                old["sector"] = e.sector
+                old["blocks"] += e.blocks
+                waiting[key] = old
+        elif e.action == "M":
+            # a back merge: the bio joins the request that ends where it starts
+            for w in waiting.values():
+                if w["sector"] + w["blocks"] == e.sector and \
+                        w["dir"] == e.direction:
+                    w["blocks"] += e.blocks
+                    break
+        elif e.action == "D":
+            rec = waiting.pop(key, None)
+            who = rec["owner"] if rec else e.pid
+            for w in waiting.values():
+                if w["owner"] == who:
+                    w["run"].clear()
+                    continue
+                n = w["run"][who] = w["run"].get(who, 0) + 1
+                w["passes"][who] = max(w["passes"].get(who, 0), n)
+            if rec:
+                del rec["run"]
+                out.append(rec)
+    return out
+
+
+def fair_bound_check(events, slack):
+    """Checks every request against the bound of being passed over: no
+    other process dispatched more than fair_bound(c_P, slack) requests
+    while it waited (c_P its own cost; requests of others cost at least a
+    unit).  Returns a dict: requests, owners, violations, worst (the
+    request with the largest passes-to-bound ratio), per_owner
+    {pid: {requests, max_passes, bound}}."""
+    reqs = waits(events)
+    res = dict(requests=len(reqs), violations=0, worst=None, per_owner={})
+    worst_ratio = -1.0
+    for r in reqs:
+        bound = fair_bound(service_units(r["blocks"], r["rwbs"]), slack)
+        most = max(r["passes"].values(), default=0)
+        o = res["per_owner"].setdefault(str(r["owner"]), dict(
+            requests=0, max_passes=0, bound=0))
+        o["requests"] += 1
+        if most >= o["max_passes"]:
+            o["max_passes"] = most
+            o["bound"] = bound
+        if most > bound:
+            res["violations"] += 1
+        if most / bound > worst_ratio:
+            worst_ratio = most / bound
+            res["worst"] = dict(owner=r["owner"], sector=r["sector"],
+                                blocks=r["blocks"], dir=r["dir"],
+                                passes=r["passes"], bound=bound)
+    res["owners"] = len(res["per_owner"])
+    return res
+
+
+def inflight_at(events, split):
+    """At each dispatch (D) of a request starting at or above sector
+    @split, the number of requests below @split that were dispatched and
+    not yet completed.  Returns the list of counts, in trace order."""
+    inflight = {}
+    counts = []
+    for e in events:
+        if not e.blocks:
+            continue
+        key = (e.dev, e.direction, e.sector)
+        if e.action == "D":
+            if e.sector >= split:
+                counts.append(sum(n for k, n in inflight.items()))
+            else:
+                inflight[key] = inflight.get(key, 0) + 1
+        elif e.action == "C" and e.sector < split and inflight.get(key):
+            inflight[key] -= 1
+            if not inflight[key]:
+                del inflight[key]
+        elif e.action == "R" and e.sector < split and inflight.get(key):
+            inflight[key] -= 1
+            if not inflight[key]:
+                del inflight[key]
+    return counts
+
+
 # ---------------------------------------------------------------- fio
 
 _DIRS = ("read", "write", "trim")
@@ -747,7 +873,15 @@ USAGE = """usage: fwdlib.py blkparse-fmt
        fwdlib.py events BLKPARSE.TXT
        fwdlib.py reads BLKPARSE.TXT
        fwdlib.py sweep BLKPARSE.TXT READ_EXPIRE_MS
-       fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS"""
+       fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS
+       fwdlib.py fair-bound BLKPARSE.TXT FAIR_SLACK
+       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR"""
+
+
+def _whole(text):
+    if not text.isdigit():
+        raise InputError("%r is not a whole number" % text)
+    return int(text)
 
 
 def _ms(text):
@@ -781,6 +915,19 @@ def main(argv=None):
         elif cmd == "deadline" and len(args) == 2:
             for w in deadline_waits(parse_blkparse(args[0]), _ms(args[1])):
                 print(*w)
+        elif cmd == "fair-bound" and len(args) == 2:
+            r = fair_bound_check(parse_blkparse(args[0]), _whole(args[1]))
+            for o, v in sorted(r["per_owner"].items()):
+                print("# process %s: %d requests, passed over at most %d "
+                      "times (bound %d)" % (o, v["requests"], v["max_passes"],
+                                            v["bound"]), file=sys.stderr)
+            if r["violations"]:
+                print("# worst: %s" % r["worst"], file=sys.stderr)
+            print(r["requests"], r["owners"], r["violations"])
+        elif cmd == "inflight-at" and len(args) == 2:
+            counts = inflight_at(parse_blkparse(args[0]), _whole(args[1]))
+            print(len(counts), percentile(counts, 50) if counts else 0,
+                  min(counts, default=0))
         else:
             print(USAGE, file=sys.stderr)
             return 2

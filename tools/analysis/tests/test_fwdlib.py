@@ -581,3 +581,87 @@ class TestRealBlkparse(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def _ev(action, sector, blocks, pid, rwbs="R", t=0):
+    return fwdlib.Event((8, 0), action, rwbs, sector, blocks, t, pid)
+
+
+class FairnessTraceTest(unittest.TestCase):
+    """waits(), fair_bound_check() and inflight_at() on small traces."""
+
+    def test_units_and_bound(self):
+        self.assertEqual(fwdlib.service_units(8), 1)        # 4 KiB
+        self.assertEqual(fwdlib.service_units(64), 2)       # 32 KiB
+        self.assertEqual(fwdlib.service_units(1024), 17)    # 512 KiB
+        self.assertEqual(fwdlib.service_units(1024, "WS"), 17)
+        self.assertEqual(fwdlib.service_units(1024, "W"), 51)  # writeback
+        self.assertEqual(fwdlib.fair_bound(1, 8), 19)       # 2*8 + 3
+        self.assertEqual(fwdlib.fair_bound(1, 0), 3)
+        self.assertEqual(fwdlib.fair_bound(17, 8, c_q=2), 18)
+
+    def test_waits_counts_other_owners_only(self):
+        # P (pid 1) inserts at 500; Q (pid 2) gets three dispatches and P
+        # one more of its own before P's request at 500 goes: P was
+        # served after Q's second, so the longest run of Q's is 2.
+        ev = [_ev("I", 500, 8, 1), _ev("I", 100, 8, 2), _ev("I", 200, 8, 2),
+              _ev("I", 300, 8, 2), _ev("I", 600, 8, 1),
+              _ev("D", 100, 8, 9), _ev("D", 200, 8, 9), _ev("D", 600, 8, 9),
+              _ev("D", 300, 8, 9), _ev("D", 500, 8, 9)]
+        w = {r["sector"]: r for r in fwdlib.waits(ev)}
+        self.assertEqual(w[500]["owner"], 1)
+        self.assertEqual(w[500]["passes"], {2: 2})
+        self.assertEqual(w[300]["passes"], {1: 1})
+        self.assertEqual(w[100]["passes"], {})
+
+    def test_front_merge_moves_the_wait(self):
+        ev = [_ev("I", 108, 8, 1), _ev("F", 100, 8, 1), _ev("I", 900, 8, 2),
+              _ev("D", 900, 8, 9), _ev("D", 100, 16, 9)]
+        w = fwdlib.waits(ev)
+        self.assertEqual([(r["sector"], r["blocks"]) for r in w],
+                         [(900, 8), (100, 16)])
+        self.assertEqual(w[1]["passes"], {2: 1})
+
+    def test_bound_check_finds_a_violation(self):
+        # slack 0: bound 3 dispatches of another process per 4 KiB wait.
+        ev = [_ev("I", 1000, 8, 1)]
+        ev += [_ev("I", 8 * i, 8, 2) for i in range(4)]
+        ev += [_ev("D", 8 * i, 8, 9) for i in range(4)]
+        ev += [_ev("D", 1000, 8, 9)]
+        res = fwdlib.fair_bound_check(ev, 0)
+        self.assertEqual(res["requests"], 5)
+        self.assertEqual(res["violations"], 1)
+        self.assertEqual(res["worst"]["owner"], 1)
+        self.assertEqual(res["worst"]["passes"], {2: 4})
+        self.assertEqual(res["per_owner"]["1"], dict(requests=1, max_passes=4,
+                                                     bound=3))
+        self.assertEqual(fwdlib.fair_bound_check(ev, 1)["violations"], 0)
+
+    def test_inflight_at(self):
+        # below 1000: the deep reader; at or above: the sync reader.
+        ev = [_ev("D", 10, 8, 9), _ev("D", 20, 8, 9), _ev("D", 2000, 8, 9),
+              _ev("C", 10, 8, 9), _ev("D", 2100, 8, 9), _ev("C", 20, 8, 9),
+              _ev("R", 30, 8, 9), _ev("D", 2200, 8, 9)]
+        self.assertEqual(fwdlib.inflight_at(ev, 1000), [2, 1, 0])
+
+    def test_cli(self):
+        path = os.path.join(tempfile.mkdtemp(), "t.txt")
+        with open(path, "w") as f:
+            f.write("8,0 I R 100 8 1.000000000 1 fio\n"
+                    "8,0 I R 200 8 1.000000001 2 fio\n"
+                    "8,0 D R 200 8 1.000000002 0 kworker\n"
+                    "8,0 D R 100 8 1.000000003 0 kworker\n")
+        run = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py"),
+                              "fair-bound", path, "8"], capture_output=True,
+                             text=True, check=True)
+        self.assertEqual(run.stdout.split(), ["2", "2", "0"])
+        self.assertIn("# process 1: 1 requests, passed over at most 1",
+                      run.stderr)
+        out = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py"),
+                              "inflight-at", path, "150"], capture_output=True,
+                             text=True, check=True).stdout
+        self.assertEqual(out.split(), ["1", "0", "0"])
+        bad = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py"),
+                              "fair-bound", path, "x"], capture_output=True)
+        self.assertEqual(bad.returncode, 2)
+        shutil.rmtree(os.path.dirname(path))
