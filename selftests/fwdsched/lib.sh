@@ -95,6 +95,97 @@ check_pick_order() {
 		fail "reads were started on $2 CPUs: D order is not pick order"
 }
 
+# procs_get <procs text> <column>...: the named columns of every row of
+# fwdsched's debugfs "procs" (named by its first header line), one row a
+# line.
+procs_get() {
+	local text=$1
+	shift
+	awk -v want="$*" '
+		NR == 1 && /^# / {
+			for (i = 2; i <= NF; i++)
+				col[$i] = i - 1
+			n = split(want, w, " ")
+			for (i = 1; i <= n; i++)
+				if (!(w[i] in col)) {
+					print "procs has no column " w[i] > "/dev/stderr"
+					exit 1
+				}
+			next
+		}
+		/^#/ { next }
+		{
+			out = $(col[w[1]])
+			for (i = 2; i <= n; i++)
+				out = out " " $(col[w[i]])
+			print out
+		}' <<< "$text" || fail "cannot read columns $* of procs"
+}
+
+FWD_TRACEFS=/sys/kernel/tracing
+FWD_KPROBES=()
+# delayed_runs_start: count blk-mq's delayed queue runs from now on, with
+# two kprobes: "repoll", blk_mq_delay_run_hw_queues(), which blk-mq calls
+# (3 ms ahead) after a scheduler's dispatch returned nothing although it
+# reported work; and "delay_run", every blk_mq_delay_run_hw_queue() with
+# a delay (an asynchronous run has none), which also counts the re-runs
+# after the driver turned a request away.  Skips the test when the
+# kernel cannot probe them.
+delayed_runs_start() {
+	local t=$FWD_TRACEFS
+	mountpoint -q "$t" || mount -t tracefs nodev "$t" 2>/dev/null ||
+		skip "no tracefs"
+	[ -w "$t/kprobe_events" ] || skip "no kprobe events in this kernel"
+	echo 'p:fwdtest/repoll blk_mq_delay_run_hw_queues' \
+		>> "$t/kprobe_events" 2>/dev/null ||
+		skip "cannot probe blk_mq_delay_run_hw_queues"
+	FWD_KPROBES+=(fwdtest/repoll)
+	echo 'p:fwdtest/delay_run blk_mq_delay_run_hw_queue msecs=%si:u64' \
+		>> "$t/kprobe_events" 2>/dev/null ||
+		skip "cannot probe blk_mq_delay_run_hw_queue"
+	FWD_KPROBES+=(fwdtest/delay_run)
+	echo 'msecs != 0' > "$t/events/fwdtest/delay_run/filter" ||
+		fail "cannot filter the kprobe"
+	echo 4096 > "$t/buffer_size_kb"
+	: > "$t/trace"
+	echo 1 > "$t/events/fwdtest/enable" || fail "cannot enable the kprobes"
+}
+
+REPOLLS=
+DELAYED_RUNS=
+# delayed_runs_stop: stop counting; REPOLLS and DELAYED_RUNS are the counts.
+delayed_runs_stop() {
+	local t=$FWD_TRACEFS k
+	echo 0 > "$t/events/fwdtest/enable"
+	# shellcheck disable=SC2034 # results for the caller
+	REPOLLS=$(grep -c ' repoll: ' "$t/trace")
+	# shellcheck disable=SC2034
+	DELAYED_RUNS=$(grep -c ' delay_run: ' "$t/trace")
+	grep -q 'LOST' "$t/trace" && fail "the trace lost events"
+	for k in "${FWD_KPROBES[@]}"; do
+		echo "-:$k" >> "$t/kprobe_events"
+	done
+	FWD_KPROBES=()
+}
+
+# completed <disk>: requests completed on the disk so far (reads and
+# writes, from /sys/block/<disk>/stat).
+completed() { awk '{ print $1 + $5 }' "/sys/block/$1/stat"; }
+
+# wait_completed <disk> <n>: wait until <n> more requests have completed
+# on the disk, e.g. to know that a process started in the background is
+# doing I/O (and so has set up its signal handlers).  A hang check only:
+# fails after 120 s.
+wait_completed() {
+	local want _
+	want=$(( $(completed "$1") + $2 ))
+	for _ in $(seq 1200); do
+		[ "$(completed "$1")" -ge "$want" ] && return 0
+		sleep 0.1
+	done
+	fail "fewer than $2 requests completed on $1 in 120 s"
+}
+
 # write_expect_einval <file> <value>: the write must fail with EINVAL
 write_expect_einval() {
 	local err
@@ -114,3 +205,15 @@ pure_sweep() {
 	[ -e "$f" ] && echo "${FWD_FAIR_OFF:-4096}" > "$f"
 	return 0
 }
+
+# A test that ends early must not leave blktrace or its kprobes behind.
+fwd_test_exit() {
+	local k
+	blktrace_cleanup
+	[ ${#FWD_KPROBES[@]} -eq 0 ] && return
+	echo 0 > "$FWD_TRACEFS/events/fwdtest/enable"
+	for k in "${FWD_KPROBES[@]}"; do
+		echo "-:$k" >> "$FWD_TRACEFS/kprobe_events"
+	done
+} 2>/dev/null
+trap fwd_test_exit EXIT

@@ -36,6 +36,9 @@ for b in bogus "reset now" 1 resets; do
 done
 dd if="/dev/$d" of=/dev/null bs=4k count=16 iflag=direct 2>/dev/null
 echo reset > "$sfs/procs" || fail "writing reset to procs failed"
+# Thread accounting is off until asked for; "threads" takes on and off.
+write_expect_einval "$sfs/threads" bogus
+echo on > "$sfs/threads" || fail "cannot turn thread accounting on"
 rows=$(grep -vc '^#' "$sfs/procs")
 [ "$rows" -eq 0 ] || fail "procs has $rows rows right after reset: $(cat "$sfs/procs")"
 
@@ -50,6 +53,7 @@ procs=$(cat "$sfs/procs")
 threads=$(cat "$sfs/threads")
 fair=$(cat "$sfs/fairness")
 printf '%s\n' "$procs" > "$FWD_OUT/procs.txt"
+procs_get "$procs" tgid rd_reqs rd_sectors wr_reqs idle_ms comm > "$FWD_OUT/procs.cols"
 printf '%s\n' "$fair" > "$FWD_OUT/fairness.txt"
 diag "$procs"
 diag "$fair"
@@ -70,10 +74,10 @@ def rows(name):
                 if l and not l.startswith("#")]
 with open(os.path.join(out, "fair-deep-sync.json")) as f:
     jobs = json.load(f)["jobs"]
-procs, threads = rows("procs.txt"), rows("threads.txt")
+procs, threads = rows("procs.cols"), rows("threads.txt")
 fair = {r[0]: int(r[1]) for r in rows("fairness.txt")}
 fio = sorted(j["read"]["io_bytes"] for j in jobs)
-ours = sorted(int(r[2]) * 512 for r in procs if r[15] == "fio")
+ours = sorted(int(r[2]) * 512 for r in procs if r[5] == "fio")
 print("# bytes: fio %s, procs %s" % (fio, ours))
 if len(fio) != len(ours):
     sys.exit("# fio ran %d processes, procs shows %d" % (len(fio), len(ours)))
@@ -84,8 +88,8 @@ def jain(xs):
     xs = [x for x in xs if x > 0]
     return len(xs), fwdlib.jain(xs, scale=1000000) or 0
 w = fair["window_ms"]
-np_, jp = jain([int(r[1]) + int(r[5]) for r in procs if int(r[14]) < w])
-nt, jt = jain([int(r[2]) for r in threads if int(r[4]) < w])
+np_, jp = jain([int(r[1]) + int(r[3]) for r in procs if int(r[4]) < w])
+nt, jt = jain([int(r[2]) for r in threads if int(r[3]) < w])
 print("# computed: procs %d jain %d, threads %d jain %d" % (np_, jp, nt, jt))
 if np_ < 2:
     sys.exit("# fewer than two active processes")
@@ -99,7 +103,7 @@ np=$(stat "$fair" procs)
 # 2. The starvation bound, in dispatches of other processes.
 bypass=$(( $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" aged) + $(delta "$s0" "$s1" head) ))
 bound=$(( (np - 1) * (2 * slack + 3 + bypass) + bypass ))
-worst=$(awk '!/^#/ && $16 == "fio" { if ($12 > m) m = $12 } END { print m + 0 }' <<< "$procs")
+worst=$(procs_get "$procs" max_passed comm | awk '$2 == "fio" { if ($1 > m) m = $1 } END { print m + 0 }')
 diag "fair_slack $slack: most dispatches of others while a fio process waited $worst, bound $bound (bypassing $bypass)"
 [ "$worst" -le "$bound" ] || fail "a process waited for $worst dispatches of others, bound $bound"
 
@@ -116,7 +120,7 @@ blk_stop
 s1=$(cat "$sfs/stats")
 off=$(cat "$sfs/procs")
 diag "$off"
-for c in fair_skips detours fair_idle fair_holds; do
+for c in fair_skips detours fair_idle fair_holds antic_holds fair_switches; do
 	[ "$(delta "$s0" "$s1" $c)" -eq 0 ] ||
 		fail "fair_slack 4096 (off) but $c went up by $(delta "$s0" "$s1" $c)"
 done

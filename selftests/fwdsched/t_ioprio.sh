@@ -44,8 +44,10 @@ pair() {
 	bypass=$(( $(delta "$s0" "$s1" aged) + $(delta "$s0" "$s1" head) ))
 	name() { case $1 in 1) echo rt ;; 2) echo be ;; 3) echo idle ;; esac; }
 	# max_passed of the higher class, requests of the lower class
-	hp=$(awk -v c="$(name "$hi")" '!/^#/ && $16 == "fio" && $13 == c { print $12 }' <<< "$procs")
-	lr=$(awk -v c="$(name "$lo")" '!/^#/ && $16 == "fio" && $13 == c { print $2 }' <<< "$procs")
+	hp=$(procs_get "$procs" class max_passed comm |
+		awk -v c="$(name "$hi")" '$3 == "fio" && $1 == c { print $2 }')
+	lr=$(procs_get "$procs" class rd_reqs comm |
+		awk -v c="$(name "$lo")" '$3 == "fio" && $1 == c { print $2 }')
 	[ -n "$hp" ] || fail "no $(name "$hi") fio process in procs"
 	[ -n "$lr" ] || fail "no $(name "$lo") fio process in procs"
 	diag "$(name "$hi") waited for at most $hp dispatches of others; aged+head $bypass; $(name "$lo") dispatched $lr"

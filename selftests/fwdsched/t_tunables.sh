@@ -21,12 +21,13 @@ front_merges 1 0 1
 async_depth - 1 $nr"
 [ -e "$dir/fair_slack" ] && table="$table
 fair_slack ${FWD_FAIR_DEFAULT:-8} 0 4096"
-# dispatch_depth defaults to 2 on a blocking driver with one hardware
-# queue (the SD card's MMC driver), to 0 (no limit) elsewhere.
+# dispatch_depth defaults to 2 on an MMC card without command queueing
+# (QEMU's SD card), to 0 (no limit) everywhere else.
 depth=0
-[[ $d == mmcblk* ]] && depth=2
+[ "$(disk_kind "$d")" = mmc ] && depth=2
 table="$table
-dispatch_depth $depth 0 4096"
+dispatch_depth $depth 0 4096
+anticipate_us 4000 0 100000"
 [ -e "$dir/prio_aging_expire" ] && table="$table
 prio_aging_expire - 1 600000"
 
@@ -55,6 +56,22 @@ while read -r name def min max; do
 	done
 	diag "$name: default $cur, range $min..$max, ${#bad[@]} bad inputs refused"
 done <<< "$table"
+
+# Since 7.0 async_depth is the queue's own: fwdsched uses the value the
+# block layer holds when it is selected, and both files are one value.
+qa=/sys/block/$d/queue/async_depth
+if [ -e "$qa" ]; then
+	fresh_sched "$d" mq-deadline
+	echo 5 > "$qa" || fail "cannot write 5 to $qa under mq-deadline"
+	set_sched "$d" fwdsched
+	[ "$(cat "$qa")" = 5 ] ||
+		fail "selecting fwdsched changed queue/async_depth from 5 to $(cat "$qa")"
+	[ "$(cat "$dir/async_depth")" = 5 ] ||
+		fail "iosched/async_depth reads $(cat "$dir/async_depth"), queue/async_depth 5"
+	tunable_set "$d" async_depth 7
+	[ "$(cat "$qa")" = 7 ] || fail "iosched/async_depth 7 left queue/async_depth at $(cat "$qa")"
+	diag "async_depth: the queue's value is kept when fwdsched is selected"
+fi
 
 reset_tunables "$d"
 exit 0
