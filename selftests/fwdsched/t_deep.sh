@@ -1,0 +1,61 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# devices: nullb
+#
+# Fairness does not throttle a device with parallelism to spare.  On a
+# null_blk disk of its own with 1 ms completions, 64 tags and a hardware
+# queue per CPU (what UFS or NVMe look like to the scheduler), a reader
+# keeping 32 requests in flight runs beside a synchronous reader
+# (fio-jobs/selftest/deep-sync-regions.fio; the two read different
+# regions, so the trace tells their requests apart by sector).  Before,
+# the fairness hold ran the deep reader at queue depth 1 whenever the
+# synchronous reader was between two requests.  Now:
+#  - dispatch_depth defaults to 0 there, and nothing is held (no fairness
+#    hold, no anticipation);
+#  - at every dispatch of the synchronous reader's requests, blktrace
+#    shows the deep reader with at least 16 of its 32 requests in flight
+#    (the median over the run; the hold left it 1 or 0).
+. "$FWD_ROOT/selftests/fwdsched/lib.sh"
+dev=nullb7
+cfg=/sys/kernel/config/nullb/$dev
+cleanup() {
+	fwd_test_exit
+	if [ -d "$cfg" ]; then
+		set_sched "$dev" none 2>/dev/null
+		echo 0 > "$cfg/power"
+		rmdir "$cfg"
+	fi
+}
+trap cleanup EXIT
+nullb_create "$dev" irqmode=2 completion_nsec=1000000 hw_queue_depth=64 \
+	submit_queues="$(nproc)" size=2048 || skip "cannot make a null_blk disk"
+[ -b "/dev/$dev" ] || skip "no /dev/$dev"
+fresh_sched "$dev" fwdsched
+sfs=$(schedfs "$dev")
+depth=$(cat "$(iosched "$dev")/dispatch_depth")
+[ "$depth" = 0 ] || fail "dispatch_depth defaults to $depth on a null_blk disk"
+
+stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
+s0=$(cat "$sfs/stats")
+blk_start "$dev" deep
+# 256 MiB each: the sync reader from 1 GiB (sector 2097152) on.
+FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=256m FWD_DEEP_OFFSET=0 FWD_SYNC_OFFSET=1g \
+	run_fio "$dev" selftest/deep-sync-regions.fio "$FWD_OUT/deep-sync"
+blk_stop
+s1=$(cat "$sfs/stats")
+for c in fair_holds antic_holds depth_holds; do
+	[ "$(stat "$s1" $c)" -eq "$(stat "$s0" $c)" ] ||
+		fail "$c went up by $(( $(stat "$s1" $c) - $(stat "$s0" $c) )) on a deep device"
+done
+fwdlib inflight-at "$(blk_file deep)" 2097152
+read -r n med least <<< "$FWDLIB_OUT"
+diag "deep reader's requests in flight at the sync reader's $n dispatches: median $med, least $least"
+[ "${n:-0}" -ge 200 ] || fail "only ${n:-0} dispatches of the sync reader: too few to judge"
+[ "${med:-0}" -ge 16 ] ||
+	fail "the deep reader had a median of ${med:-0} requests in flight beside the sync reader (want >= 16 of 32)"
+"$FWD_PY" - "$FWD_OUT/deep-sync.json" <<'PY'
+import json, sys
+for j in json.load(open(sys.argv[1]))["jobs"]:
+    print("# %s: %.0f IOPS" % (j["jobname"], j["read"]["iops"]))
+PY
+exit 0

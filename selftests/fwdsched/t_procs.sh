@@ -1,0 +1,102 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# devices: mmc nullb
+#
+# Per-process accounting at scale.  256 processes (dd, each reading 16
+# blocks of 4 KiB one at a time from a region of its own) run at once
+# beside a deep reader (fio, 16 reads in flight).  Before, a fixed
+# table of 64 entries lumped every process beyond 63 into one entry,
+# which then competed as a single process.  Now:
+#  - every dd process got an entry of its own: debugfs "procs" has its
+#    row, charged exactly its 16 reads (128 sectors), unless the entry
+#    was retired (idle for 10 s) before the last dd ended; and none was
+#    charged to the fallback entry for want of memory;
+#  - on the SD card, where requests wait, blktrace shows every request
+#    served within the bound of being passed over (fwdlib fair-bound:
+#    no other process dispatched more than 2 * fair_slack + c + 1 times
+#    while it waited);
+#  - entries of processes idle for 10 s are retired: after that, two new
+#    processes retire at least two old entries.
+# On null_blk everything runs on CPU 0, so that blktrace's D order is
+# the scheduler's pick order.
+. "$FWD_ROOT/selftests/fwdsched/lib.sh"
+d=$1
+kind=$(disk_kind "$d")
+n=${FWD_PROCS:-256}
+sfs=$(schedfs "$d")
+reset_tunables "$d"
+echo reset > "$sfs/procs" || fail "cannot reset procs"
+pin=()
+[ "$kind" = mmc ] || pin=(taskset -c 0)
+
+stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
+delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
+
+s0=$(cat "$sfs/stats")
+blk_start "$d" procs
+"${pin[@]}" fio --output-format=json --output="$FWD_OUT/deep.json" \
+	--name=deep --filename="/dev/$d" --rw=randread --bs=4k --direct=1 \
+	--ioengine=libaio --iodepth=16 --offset=768m --size=128m \
+	--norandommap --randrepeat=1 --time_based --runtime=600 &
+fio_pid=$!
+# The dd processes start once the deep reader's I/O flows (under TCG fio
+# can take seconds to start beside them, and ignores SIGINT until then).
+wait_completed "$d" 64
+pids=()
+for i in $(seq 0 $((n - 1))); do
+	"${pin[@]}" dd if="/dev/$d" of=/dev/null bs=4k count=16 skip=$((i * 512)) \
+		iflag=direct status=none &
+	pids+=($!)
+done
+bad=0
+for p in "${pids[@]}"; do
+	wait "$p" || bad=$((bad + 1))
+done
+kill -INT "$fio_pid"
+wait "$fio_pid"
+blk_stop
+s1=$(cat "$sfs/stats")
+[ "$bad" -eq 0 ] || fail "$bad of the $n dd processes failed"
+procs=$(cat "$sfs/procs")
+printf '%s\n' "$procs" > "$FWD_OUT/procs.txt"
+
+rows=$(procs_get "$procs" tgid rd_reqs rd_sectors comm | awk '$4 == "dd"')
+nrows=$(grep -c . <<< "$rows")
+created=$(delta "$s0" "$s1" procs_created)
+retired=$(delta "$s0" "$s1" procs_retired)
+diag "procs: $nrows rows of dd; created $created, retired $retired, nomem $(delta "$s0" "$s1" procs_nomem)"
+# The processes run one after another for longer than 10 s on a slow
+# disk, so the first ones' entries may be retired before the last ones
+# end: every dd process has its row, or its entry was retired.
+[ "$created" -ge $((n + 1)) ] ||
+	fail "only $created entries created for $n dd processes and fio"
+wrong=$(awk '$2 != 16 || $3 != 128' <<< "$rows")
+[ -z "$wrong" ] || fail "dd processes charged other than 16 reads of 8 sectors: $(head -n 3 <<< "$wrong")"
+missing=$(comm -23 <(printf '%s\n' "${pids[@]}" | sort) <(awk '{print $1}' <<< "$rows" | sort) | grep -c .)
+[ "$missing" -le "$retired" ] ||
+	fail "$missing dd processes have no row, but only $retired entries were retired"
+[ "$(delta "$s0" "$s1" procs_nomem)" -eq 0 ] || fail "requests were charged to the fallback entry"
+
+if [ "$kind" = mmc ]; then
+	slack=$(cat "$(iosched "$d")/fair_slack")
+	fwdlib fair-bound "$(blk_file procs)" "$slack" 2> "$FWD_OUT/fair-bound.diag"
+	read -r reqs owners viol <<< "$FWDLIB_OUT"
+	[ "$viol" -eq 0 ] || diag "$(grep worst "$FWD_OUT/fair-bound.diag")"
+	diag "fair-bound: $reqs requests of $owners processes, $viol beyond the bound"
+	[ "$owners" -gt "$n" ] || fail "the trace shows $owners processes, $n + 1 ran"
+	[ "$viol" -eq 0 ] || fail "$viol requests were passed over beyond the bound"
+fi
+
+# Retirement: entries idle for 10 s go when new processes come.
+sleep 11
+s2=$(cat "$sfs/stats")
+for i in 1 2; do
+	dd if="/dev/$d" of=/dev/null bs=4k count=1 skip=$((i * 8)) iflag=direct status=none ||
+		fail "dd failed"
+done
+s3=$(cat "$sfs/stats")
+diag "after 10 s idle, two new processes retired $(delta "$s2" "$s3" procs_retired) entries"
+[ "$(delta "$s2" "$s3" procs_retired)" -ge 2 ] ||
+	fail "two new processes retired only $(delta "$s2" "$s3" procs_retired) idle entries"
+reset_tunables "$d"
+exit 0

@@ -1,0 +1,68 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# devices: mmc nullb
+#
+# fwdsched's own tracepoints (trace system "fwdsched") report its
+# decisions one for one with its debugfs counters.  While a deep reader
+# runs against a synchronous reader (fio-jobs/selftest/fair-deep-sync.fio;
+# on null_blk with dispatch_depth 2, so that holds happen there too), the
+# events are recorded in the trace buffer; afterwards, with nothing lost:
+#  - fwdsched_decide events of each kind equal the counters' growth:
+#    wrap = wraps, expired, aged, head, detour = detours, fair_idle;
+#  - fwdsched_hold events of each reason equal depth_holds, fair_holds
+#    and antic_holds;
+#  - fwdsched_anticipated events equal antic_hits ("arrived") and
+#    antic_timeouts ("timed out");
+#  - some decisions were made at all (wraps and holds), or nothing was
+#    judged.
+. "$FWD_ROOT/selftests/fwdsched/lib.sh"
+d=$1
+t=$FWD_TRACEFS
+sfs=$(schedfs "$d")
+reset_tunables "$d"
+[ "$(disk_kind "$d")" = mmc ] || tunable_set "$d" dispatch_depth 2
+mountpoint -q "$t" || mount -t tracefs nodev "$t" 2>/dev/null || skip "no tracefs"
+[ -d "$t/events/fwdsched" ] || fail "no fwdsched trace events in $t/events"
+
+stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
+delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
+
+echo 16384 > "$t/buffer_size_kb"
+: > "$t/trace"
+echo 1 > "$t/events/fwdsched/enable" || fail "cannot enable the fwdsched events"
+s0=$(cat "$sfs/stats")
+FWD_RUNTIME=${FWD_RUNTIME:-5} FWD_SIZE=256m \
+	run_fio "$d" selftest/fair-deep-sync.fio "$FWD_OUT/trace"
+s1=$(cat "$sfs/stats")
+echo 0 > "$t/events/fwdsched/enable"
+cp "$t/trace" "$FWD_OUT/trace.txt"
+: > "$t/trace"
+lost=$(awk '/overrun:/ { n += $2 } END { print n + 0 }' "$t"/per_cpu/cpu*/stats)
+[ "$lost" -eq 0 ] || fail "the trace buffer overran by $lost events"
+
+count() { grep -c " $1: .* $2\b" "$FWD_OUT/trace.txt"; }
+bad=0
+pair() {
+	local ev=$1 kind=$2 counter=$3 n c
+	n=$(count "$ev" "$kind")
+	c=$(delta "$s0" "$s1" "$counter")
+	diag "$ev $kind: $n events, $counter +$c"
+	[ "$n" -eq "$c" ] || bad=$((bad + 1))
+}
+pair fwdsched_decide wrap wraps
+pair fwdsched_decide expired expired
+pair fwdsched_decide aged aged
+pair fwdsched_decide head head
+pair fwdsched_decide detour detours
+pair fwdsched_decide fair_idle fair_idle
+pair fwdsched_hold depth depth_holds
+pair fwdsched_hold fair fair_holds
+pair fwdsched_hold anticipate antic_holds
+pair fwdsched_anticipated arrived antic_hits
+pair fwdsched_anticipated "timed out" antic_timeouts
+[ "$bad" -eq 0 ] || fail "$bad kinds of events differ from the counters"
+[ "$(delta "$s0" "$s1" wraps)" -gt 0 ] || fail "no wraps: nothing was judged"
+[ $(( $(delta "$s0" "$s1" depth_holds) + $(delta "$s0" "$s1" fair_holds) )) -gt 0 ] ||
+	fail "no holds: nothing was judged"
+reset_tunables "$d"
+exit 0
