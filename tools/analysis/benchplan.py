@@ -8,6 +8,10 @@ usage: benchplan.py check            validate the BENCH_* settings, print
                                      print one line per boot for tools/bench:
                                      "<boot id> <kernel> <card spec or ->
                                      <estimated seconds>"
+       benchplan.py unfinished OUTDIR
+                                     the same lines for the boots of
+                                     OUTDIR/plan.json that have runs not
+                                     recorded ok (tools/bench --resume)
 
 The host plans every run; the guest (tools/guest/bench.sh) executes the
 runs of its boot in order and records raw data per run id; the report
@@ -598,6 +602,36 @@ def summary(plan):
     return "\n".join(lines)
 
 
+def print_boots(boots):
+    """One line per boot for tools/bench: id, kernel, card spec or -,
+    estimated seconds."""
+    for b in boots:
+        print("%s %s %s %d" % (b["id"], b["kernel"],
+                               b["device"].get("spec", "-"), b["estimate_s"]))
+
+
+def run_done(outdir, run_id):
+    """Whether the run was recorded and ended ok (runs/<id>/run.json)."""
+    try:
+        with open(os.path.join(outdir, "runs", run_id, "run.json")) as f:
+            return json.load(f).get("status") == "ok"
+    except (OSError, ValueError):
+        return False
+
+
+def unfinished(plan, outdir):
+    """The boots of @plan with runs not recorded ok in @outdir, each with
+    its estimate cut down to those runs (for tools/bench --resume, and
+    its second boot after a guest died)."""
+    out = []
+    for b in plan["boots"]:
+        left = [r for r in b["runs"] if not run_done(outdir, r["id"])]
+        if left:
+            out.append(dict(b, estimate_s=BOOT_S + sum(r["estimate_s"]
+                                                       for r in left)))
+    return out
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
@@ -615,10 +649,12 @@ def main(argv=None):
                 json.dump(plan, f, indent=1)
                 f.write("\n")
             print(summary(plan), file=sys.stderr)
-            for b in plan["boots"]:
-                dev = b["device"]
-                print("%s %s %s %d" % (b["id"], b["kernel"],
-                                       dev.get("spec", "-"), b["estimate_s"]))
+            print_boots(plan["boots"])
+            return 0
+        if argv[0] == "unfinished" and len(argv) == 2:
+            with open(os.path.join(argv[1], "plan.json")) as f:
+                plan = json.load(f)
+            print_boots(unfinished(plan, argv[1]))
             return 0
     except SettingError as e:
         print("bench: %s" % e, file=sys.stderr)

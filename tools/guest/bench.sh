@@ -26,7 +26,9 @@
 # and <results dir>/boots/<boot id>/guest.json (kernel, fio, disks).  A run
 # that fails is recorded as failed and the next one runs.  BENCH_LATER_S
 # (seconds planned for the boots after this one) goes into the time left
-# that each run prints.
+# that each run prints.  With BENCH_RESUME set (tools/bench --resume, or
+# its second boot after a guest died), runs already recorded ok are kept
+# and skipped.
 set -uo pipefail
 
 # shellcheck source=tools/lib/guest.sh
@@ -228,6 +230,11 @@ for i in $(seq 1 "$B_N"); do
 	printf '[bench] %s: run %d/%d, %s (elapsed %d s, about %d min left)\n' \
 		"$boot" "$i" "$B_N" "${R_LABEL[$i]}" \
 		"$(awk -v t0="$t0" -v n="$EPOCHREALTIME" 'BEGIN { printf "%d", n - t0 }')" "$left"
+	if [ -n "${BENCH_RESUME:-}" ] &&
+	   grep -qs '"status": "ok"' "$out/runs/${R_ID[$i]}/run.json"; then
+		echo "[bench] ${R_ID[$i]}: recorded by an earlier boot, kept"
+		continue
+	fi
 	run_one "$i"
 done
 sed -i "s/}\$/, \"end\": $EPOCHREALTIME}/" "$bdir/guest.json"

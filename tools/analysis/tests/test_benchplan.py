@@ -173,6 +173,33 @@ class Plan(unittest.TestCase):
         for r in paper["runs"]:
             self.assertIn("card", r["record"])
 
+    def test_unfinished_keeps_the_boots_with_runs_left(self):
+        out = tempfile.mkdtemp()
+        try:
+            first, second = self.p["boots"][0], self.p["boots"][1]
+            for b in self.p["boots"]:
+                if b is second:
+                    continue
+                for r in b["runs"]:
+                    os.makedirs(os.path.join(out, "runs", r["id"]))
+                    with open(os.path.join(out, "runs", r["id"],
+                                           "run.json"), "w") as f:
+                        json.dump({"id": r["id"], "status": "ok"}, f)
+            # the first boot's last run failed, its second-last never ran
+            last = first["runs"][-1]["id"]
+            with open(os.path.join(out, "runs", last, "run.json"), "w") as f:
+                json.dump({"id": last, "status": "failed"}, f)
+            shutil.rmtree(os.path.join(out, "runs", first["runs"][-2]["id"]))
+            left = benchplan.unfinished(self.p, out)
+            self.assertEqual([b["id"] for b in left], [first["id"], second["id"]])
+            self.assertEqual(left[0]["estimate_s"], benchplan.BOOT_S + sum(
+                r["estimate_s"] for r in first["runs"][-2:]))
+            self.assertEqual(left[1]["estimate_s"], second["estimate_s"])
+            self.assertEqual(benchplan.unfinished(self.p, out)[0]["runs"],
+                             first["runs"])
+        finally:
+            shutil.rmtree(out)
+
     def test_rounds_interleave_and_rotate(self):
         b = self.p["boots"][0]
         head = [r for r in b["runs"] if r["experiment"] == "headline"]
