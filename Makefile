@@ -13,6 +13,10 @@
 #   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels
 #   make patches          regenerate patches/ from the sources
+#   make install          build for the running kernel (or KVER=<release>)
+#                         and install into its updates/; UDEV=1 adds the
+#                         udev rule, DESTDIR= installs under a staging root
+#   make uninstall        remove what make install put there
 
 # The kernels, listed once for the whole project in tools/kernels.
 KERNELS := $(strip $(file < tools/kernels))
@@ -28,7 +32,8 @@ endif
 # make check tests them too when they are built (see tools/check).
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
-.PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches clean $(addprefix build-,$(KVERS))
+.PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches \
+	install uninstall clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -66,6 +71,12 @@ patches: deps
 	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$rel/src/usr/src/linux-source-7.2.tar.xz && \
 	tools/patches/mkpatches-mmc --base build/src/$$rel --check \
 		$$(for k in $(KERNELS); do echo build/src/$$(tools/setup/fetch-kernel $$k | tail -n 1); done)
+
+install:
+	@DESTDIR="$(DESTDIR)" UDEV="$(UDEV)" tools/install $(KVER)
+
+uninstall:
+	@DESTDIR="$(DESTDIR)" tools/install -u $(KVER)
 
 clean:
 	rm -rf build/*/obj
