@@ -17,6 +17,7 @@
 #                         and install into its updates/; UDEV=1 adds the
 #                         udev rule, DESTDIR= installs under a staging root
 #   make uninstall        remove what make install put there
+#   make deb              the Debian package fwdsched-dkms, in build/deb/
 
 # The kernels, listed once for the whole project in tools/kernels.
 KERNELS := $(strip $(file < tools/kernels))
@@ -33,7 +34,7 @@ endif
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
 .PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches \
-	install uninstall clean $(addprefix build-,$(KVERS))
+	install uninstall deb clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -77,6 +78,9 @@ install:
 
 uninstall:
 	@DESTDIR="$(DESTDIR)" tools/install -u $(KVER)
+
+deb:
+	@tools/deb
 
 clean:
 	rm -rf build/*/obj
