@@ -18,6 +18,8 @@
 #                         udev rule, DESTDIR= installs under a staging root
 #   make uninstall        remove what make install put there
 #   make deb              the Debian package fwdsched-dkms, in build/deb/
+#   make check-pkg        test make install, the package and DKMS in a
+#                         clean Debian 12 chroot, then load in a 6.12 guest
 
 # The kernels, listed once for the whole project in tools/kernels.
 KERNELS := $(strip $(file < tools/kernels))
@@ -34,7 +36,7 @@ endif
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
 .PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches \
-	install uninstall deb clean $(addprefix build-,$(KVERS))
+	install uninstall deb check-pkg clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -81,6 +83,9 @@ uninstall:
 
 deb:
 	@tools/deb
+
+check-pkg: deps
+	tools/check-pkg
 
 clean:
 	rm -rf build/*/obj
