@@ -39,8 +39,9 @@ kmemleak_scan
 echo clear > "$kml"
 echo "# check-debug: kmemleak: boot's suspects cleared in $(($(date +%s) - start)) s"
 
-# The debug checkers slow the tests 2 to 6 times (README): each may run
-# three times the stock kernels' limit.
+# The debug checkers slow the tests 2 to 6 times
+# (selftests/fwdsched/README.md): each may run three times the stock
+# kernels' limit.
 FWD_TEST_TIMEOUT=${FWD_TEST_TIMEOUT:-2700} \
 	"$FWD_ROOT/selftests/fwdsched/run_tests.sh" "$@"
 rc=$?
