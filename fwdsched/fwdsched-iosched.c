@@ -12,16 +12,8 @@
  *
  * Reads and writes share one sweep position but are kept in separate
  * sorted trees and served in batches, so that writes cannot starve reads
- * and reads cannot starve writes (see fwd_choose_dir()).
- *
- * Every request is charged to its process in its I/O priority class
- * (struct fwd_proc).  The sweep takes only requests of processes that are
- * not more than fair_slack units of service ahead of the least served
- * backlogged process of the class (see fwd_fair_limit()).  On devices
- * that serve one request at a time, it may also hold the device back
- * briefly for a process that is about to issue its next request (see
- * fwd_hold_next()).  Priority classes are served in order, real-time
- * first, with aging (see fwd_aged_request()).
+ * and reads cannot starve writes (see fwd_choose_dir()).  I/O priority
+ * classes are served in order, real-time first.
  *
  * See Documentation/block/fwdsched-iosched.rst.
  */
@@ -34,28 +26,44 @@
 #include <linux/init.h>
 #include <linux/compiler.h>
 #include <linux/rbtree.h>
+#include <linux/sbitmap.h>
+#include <linux/jiffies.h>
+#include <linux/ioprio.h>
+#ifndef FWD_NO_FAIRNESS
 #include <linux/hashtable.h>
-#include <linux/hrtimer.h>
 #include <linux/ktime.h>
 #include <linux/pid.h>
-#include <linux/rcupdate.h>
-#include <linux/sbitmap.h>
-#include <linux/seq_file.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
-#include <linux/jiffies.h>
-#include <linux/math64.h>
-#include <linux/ioprio.h>
-#include <linux/uaccess.h>
+#endif
+#ifndef FWD_NO_HOLDS
 #include <uapi/linux/major.h>
+#endif
+#ifndef FWD_NO_ANTICIPATION
+#include <linux/hrtimer.h>
+#include <linux/rcupdate.h>
+#endif
+#ifndef FWD_NO_DEBUGFS
+#include <linux/math64.h>
+#include <linux/seq_file.h>
+#include <linux/uaccess.h>
+#endif
 
 #include <trace/events/block.h>
 
 #include "elevator.h"
 #include "blk.h"
 #include "blk-mq.h"
+#ifndef FWD_NO_DEBUGFS
 #include "blk-mq-debugfs.h"
+#endif
 #include "blk-mq-sched.h"
+/*
+ * Out of tree only (tools/patches/mkpatches drops this comment and the
+ * include): compat.h supplies what older kernels lack, and the
+ * FWD_NO_<feature> conditionals mark the code that each step of the
+ * upstream series adds.  The module defines none of them.
+ */
 #include "compat.h"
 
 #define CREATE_TRACE_POINTS
@@ -66,19 +74,32 @@ static const unsigned int read_expire_ms = 500;	  /* read deadline */
 static const unsigned int write_expire_ms = 5000; /* write deadline */
 static const unsigned int writes_starved = 2;	  /* read batches per write batch */
 static const unsigned int fifo_batch = 16;	  /* requests per batch */
-static const unsigned int fair_slack = 8;	  /* units of service of lead */
+#ifndef FWD_NO_AGING
 static const unsigned int prio_aging_ms = 10000;  /* lower class aging */
+#endif
+#ifndef FWD_NO_FAIRNESS
+static const unsigned int fair_slack = 8;	  /* units of service of lead */
+#endif
+#ifndef FWD_NO_ANTICIPATION
 static const unsigned int anticipate_us = 4000;	  /* longest think time waited for */
+#endif
 
 /* Limits of the tunables. */
 #define FWD_EXPIRE_MAX_MS	600000U
 #define FWD_WRITES_STARVED_MAX	64U
 #define FWD_FIFO_BATCH_MAX	1024U
+#ifndef FWD_NO_FAIRNESS
 /* fair_slack: this value, the largest, turns enforcement off. */
 #define FWD_FAIR_SLACK_OFF	4096U
+#endif
+#ifndef FWD_NO_HOLDS
 #define FWD_DISPATCH_DEPTH_MAX	4096U
+#endif
+#ifndef FWD_NO_ANTICIPATION
 #define FWD_ANTICIPATE_MAX_US	100000U
+#endif
 
+#ifndef FWD_NO_HOLDS
 /*
  * Default dispatch_depth of an MMC card without command queueing: one
  * request on the card and the next being prepared.  The MMC block driver
@@ -87,10 +108,14 @@ static const unsigned int anticipate_us = 4000;	  /* longest think time waited f
  */
 #define FWD_MMC_DEPTH		2U
 #define FWD_MMC_CQ_MAX_TAGS	32U
+#endif
 
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
 /* Default async_depth before 7.0, in percent of nr_requests. */
 #define FWD_ASYNC_PERCENT	75UL
+#endif
 
+#ifndef FWD_NO_FAIRNESS
 /*
  * Requests of the sweep examined for an eligible one before falling back
  * to the oldest request of the least served process, see fwd_sweep_fair().
@@ -115,9 +140,12 @@ static const unsigned int anticipate_us = 4000;	  /* longest think time waited f
 /* An entry idle this long is retired; it counts in "fairness" until then. */
 #define FWD_ACTIVE_WINDOW	(10 * HZ)
 #define FWD_PROC_HASH_BITS	8
+#endif
 
+#ifndef FWD_NO_DEBUGFS
 /* Threads tracked at most while thread accounting is on (debugfs). */
 #define FWD_THREADS_MAX		4096U
+#endif
 
 enum fwd_dir {
 	FWD_READ,
@@ -125,16 +153,20 @@ enum fwd_dir {
 	FWD_DIR_COUNT
 };
 
+#ifndef FWD_NO_DEBUGFS
 static const char *const fwd_dir_names[FWD_DIR_COUNT] = {
 	[FWD_READ]	= "read",
 	[FWD_WRITE]	= "write",
 };
+#endif
 
 /* The tunables that are times: kept in ms and in jiffies. */
 enum fwd_time {
 	FWD_TIME_READ_EXPIRE,		/* deadline of a read */
 	FWD_TIME_WRITE_EXPIRE,		/* deadline of a write */
+#ifndef FWD_NO_AGING
 	FWD_TIME_PRIO_AGING,		/* wait of a lower class */
+#endif
 	FWD_TIME_COUNT
 };
 
@@ -152,12 +184,15 @@ enum fwd_prio {
 	FWD_PRIO_COUNT
 };
 
+#ifndef FWD_NO_DEBUGFS
 static const char *const fwd_prio_names[FWD_PRIO_COUNT] = {
 	[FWD_PRIO_RT]	= "rt",
 	[FWD_PRIO_BE]	= "be",
 	[FWD_PRIO_IDLE]	= "idle",
 };
+#endif
 
+#ifndef FWD_NO_FAIRNESS
 /*
  * Service is counted in units: a request costs one unit for the command
  * and one more for each 32 KiB it moves, an estimate of a flash device's
@@ -177,7 +212,9 @@ static const char *const fwd_prio_names[FWD_PRIO_COUNT] = {
 static const u8 fwd_level_cost[IOPRIO_NR_LEVELS] = {
 	8, 9, 11, 13, 16, 21, 32, 64
 };
+#endif
 
+#ifndef FWD_NO_DEBUGFS
 /* Counters shown in debugfs "stats"; each is documented in the rst file. */
 enum fwd_stat {
 	FWD_STAT_INSERTED,
@@ -235,29 +272,33 @@ static const char *const fwd_stat_names[FWD_STAT_COUNT] = {
 	[FWD_STAT_PROCS_RETIRED]  = "procs_retired",
 	[FWD_STAT_PROCS_NOMEM]	  = "procs_nomem",
 };
+#endif
 
+#ifndef FWD_NO_ANTICIPATION
 /*
- * fwd_data.hold: what the scheduler waits for before it dispatches again
- * (requests at the head are served anyway).  0: nothing, dispatch at
- * will.  1 .. FWD_DISPATCH_DEPTH_MAX: a completion that leaves fewer
- * requests than that in flight (the completion runs the queue).
- * FWD_HOLD_ANTIC_ON: the anticipated process's next request, or the
- * anticipation timer, whichever comes first.
+ * fwd_data.hold while anticipating: until the anticipated process's next
+ * request, or the anticipation timer, whichever comes first.
  */
 #define FWD_HOLD_ANTIC_ON	(FWD_DISPATCH_DEPTH_MAX + 1)
+#endif
 
+#ifndef FWD_NO_FAIRNESS
 /* Low bits of rq->elv.priv[0], which points to the owning fwd_proc. */
 #define FWD_RQ_STARTED		1UL	/* dispatched (and charged) once */
 #define FWD_RQ_FLAGS		1UL
 
 /*
+ * Every request is charged to its process in its I/O priority class
+ * (struct fwd_proc).  The sweep takes only requests of processes that are
+ * not more than fair_slack units of service ahead of the least served
+ * backlogged process of the class (see fwd_fair_limit()).
+ *
  * A process in one I/O priority class: the unit of fairness.  A process
  * with requests in two classes has two entries.  Entries live in a hash
  * table keyed by the thread group's struct pid (which cannot be reused
  * while the entry holds a reference), so a new process with a recycled
  * id starts with fresh service.  Entries are retired once idle, see
- * fwd_procs_retire(), and freed after an RCU grace period, because the
- * completion path reads the one being anticipated without the lock.
+ * fwd_procs_retire().
  */
 struct fwd_proc {
 	struct hlist_node hash;		/* fwd_data.procs */
@@ -283,31 +324,41 @@ struct fwd_proc {
 	/* Requests waiting in the head (requeue) list. */
 	unsigned int head_queued;
 
+#ifndef FWD_NO_DEBUGFS
 	/* fwd_data.seq when its oldest waiting request began to wait. */
 	u64 wait_seq;
 	/* Most dispatches of others while it had a request waiting. */
 	u64 max_passed;
+#endif
 
 	/* Think time: mean gap from a completion to the next request. */
 	u64 ttime_ns;
 	unsigned int ttime_samples;
+#ifndef FWD_NO_ANTICIPATION
 	/* A last_done_ns whose grace was given up, see fwd_antic_timedout(). */
 	u64 cut_done_ns;
+#endif
 	unsigned long last_used;	/* jiffies of the last insertion */
 
 	/* Written by the completion path. */
 	u64 last_done_ns;		/* ktime of the last completion */
 	atomic_t inflight;		/* dispatched, not yet finished */
 
+#ifndef FWD_NO_DEBUGFS
 	/* Statistics for debugfs "procs". */
 	u64 reqs[FWD_DIR_COUNT];	/* requests dispatched */
 	u64 sectors[FWD_DIR_COUNT];	/* 512-byte sectors dispatched */
 	u64 wait_sum[FWD_DIR_COUNT];	/* insert to dispatch, in jiffies */
 	unsigned long wait_max[FWD_DIR_COUNT];	/* in jiffies */
 	char comm[TASK_COMM_LEN];
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	struct rcu_head rcu;
+#endif
 };
+#endif
 
+#ifndef FWD_NO_DEBUGFS
 /* A thread, while thread accounting is on (debugfs "threads"). */
 struct fwd_thread {
 	struct hlist_node hash;
@@ -316,15 +367,15 @@ struct fwd_thread {
 	unsigned long last_used;	/* jiffies of the last dispatch */
 	u64 reqs;			/* requests dispatched */
 };
+#endif
 
 struct fwd_data {
 	struct request_queue *q;
 
 	/*
-	 * Protects everything below up to the completion-path fields.
-	 * Taken from process context only (insert, dispatch, merge,
-	 * sysfs, debugfs); the completion path and the anticipation timer
-	 * use only the atomics and the fields marked so.
+	 * Protects the fields below, but for those marked as touched by
+	 * completions.  Taken in process context only, never by a
+	 * completion or a timer.
 	 */
 	spinlock_t lock;
 
@@ -336,6 +387,10 @@ struct fwd_data {
 	unsigned int queued[FWD_PRIO_COUNT][FWD_DIR_COUNT];
 	unsigned int nr_queued;		/* all of them, for fwd_has_work() */
 
+#ifdef FWD_NO_FAIRNESS
+	/* Waiting requests in insertion order, per class and direction. */
+	struct list_head fifo_list[FWD_PRIO_COUNT][FWD_DIR_COUNT];
+#else
 	/* Processes by their oldest waiting request, see fwd_oldest(). */
 	struct rb_root_cached expire[FWD_PRIO_COUNT][FWD_DIR_COUNT];
 	/* Processes with requests waiting, by service. */
@@ -348,6 +403,7 @@ struct fwd_data {
 	u64 vclock[FWD_PRIO_COUNT];
 	/* Least service of a process with nothing waiting, see fwd_fair_idle_floor(). */
 	u64 floor[FWD_PRIO_COUNT];
+#endif
 
 	/* End sector of the last dispatched request. */
 	sector_t sweep_pos;
@@ -356,11 +412,14 @@ struct fwd_data {
 	unsigned int batch_count;
 	/* Read batches served since the last write batch. */
 	unsigned int starved;
+#ifndef FWD_NO_DEBUGFS
 	/* Requests dispatched since the scheduler was selected. */
 	u64 seq;
 
 	u64 stats[FWD_STAT_COUNT];
+#endif
 
+#ifndef FWD_NO_FAIRNESS
 	DECLARE_HASHTABLE(procs, FWD_PROC_HASH_BITS);
 	struct list_head lru;		/* all entries, least recently used first */
 	unsigned int nr_procs;
@@ -368,7 +427,9 @@ struct fwd_data {
 	struct fwd_proc *last_proc;	/* the entry of the last insertion */
 	/* Entries used when one cannot be allocated, per class. */
 	struct fwd_proc nomem[FWD_PRIO_COUNT];
+#endif
 
+#ifndef FWD_NO_DEBUGFS
 	/* Thread accounting, while on (NULL: off), see fwd_threads_write(). */
 	DECLARE_HASHTABLE(threads, FWD_PROC_HASH_BITS);
 	bool threads_on;
@@ -377,6 +438,8 @@ struct fwd_data {
 
 	/* The process a fairness hold waits for (for tracing only). */
 	struct fwd_proc *hold_proc;
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	/* The process the next anticipation waits for, see fwd_hold_next(). */
 	struct fwd_proc *antic_proc;
 	/* Its think-time window (read by completions), and the timer's delay. */
@@ -384,6 +447,9 @@ struct fwd_data {
 	u64 antic_delay_ns;
 	/* Set by the anticipation timer when it ended a hold. */
 	bool antic_timedout;
+	/* Set by an insertion that ends the anticipation. */
+	bool antic_arrived;
+#endif
 
 	/* Tunables. */
 	unsigned int time_ms[FWD_TIME_COUNT];
@@ -391,9 +457,15 @@ struct fwd_data {
 	unsigned int writes_starved;
 	unsigned int fifo_batch;
 	unsigned int front_merges;
+#ifndef FWD_NO_FAIRNESS
 	unsigned int fair_slack;			/* in units */
+#endif
+#ifndef FWD_NO_HOLDS
 	unsigned int dispatch_depth;			/* 0: no limit */
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	unsigned int anticipate_us;			/* 0: off */
+#endif
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	/*
 	 * Before 7.0 the scheduler keeps the async depth itself.  It is
@@ -404,14 +476,22 @@ struct fwd_data {
 	bool async_depth_set;
 #endif
 
+#ifndef FWD_NO_HOLDS
 	/*
 	 * Touched by every completion; kept off the lock's cache line.
-	 * hold is written under the lock and cleared by cmpxchg() from the
-	 * completion path and the anticipation timer.
+	 * hold, what the scheduler waits for before it dispatches again
+	 * (requests at the head are served anyway), is written under the
+	 * lock and cleared by cmpxchg() where the hold ends.  0: nothing,
+	 * dispatch at will.  1 .. FWD_DISPATCH_DEPTH_MAX: a completion that
+	 * leaves fewer requests than that in flight (the completion runs
+	 * the queue).
 	 */
 	atomic_t inflight ____cacheline_aligned_in_smp;
 	unsigned int hold;
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	struct hrtimer antic_timer;
+#endif
 };
 
 static inline enum fwd_dir fwd_rq_dir(struct request *rq)
@@ -436,6 +516,16 @@ static inline enum fwd_prio fwd_rq_prio(struct request *rq)
 	return fwd_ioprio_class(req_get_ioprio(rq));
 }
 
+static inline unsigned int *fwd_async_depth(struct fwd_data *fwd)
+{
+#ifdef FWD_HAVE_Q_ASYNC_DEPTH
+	return &fwd->q->async_depth;
+#else
+	return &fwd->async_depth;
+#endif
+}
+
+#ifndef FWD_NO_FAIRNESS
 /* Service of @rq in vtime, see FWD_VUNIT. */
 static u64 fwd_rq_cost(struct request *rq)
 {
@@ -449,15 +539,6 @@ static u64 fwd_rq_cost(struct request *rq)
 	if (IOPRIO_PRIO_CLASS(ioprio) == IOPRIO_CLASS_NONE)
 		return (u64)units * FWD_VUNIT;
 	return (u64)units * fwd_level_cost[IOPRIO_PRIO_LEVEL(ioprio)];
-}
-
-static inline unsigned int *fwd_async_depth(struct fwd_data *fwd)
-{
-#ifdef FWD_HAVE_Q_ASYNC_DEPTH
-	return &fwd->q->async_depth;
-#else
-	return &fwd->async_depth;
-#endif
 }
 
 /*
@@ -479,10 +560,12 @@ static inline bool fwd_rq_started(struct request *rq)
 	return (unsigned long)rq->elv.priv[0] & FWD_RQ_STARTED;
 }
 
+#ifndef FWD_NO_DEBUGFS
 static inline pid_t fwd_proc_nr(struct fwd_proc *p)
 {
 	return p && p->pid ? pid_nr(p->pid) : 0;
 }
+#endif
 
 /* ---------------------------------------------------------------- trees */
 
@@ -621,18 +704,26 @@ static void fwd_expire_del(struct fwd_data *fwd, struct fwd_proc *p,
 	RB_CLEAR_NODE(&p->expire_node[dir]);
 }
 
+#endif
+
 /* The oldest request waiting in the sweep of @prio and @dir, or NULL. */
 static struct request *fwd_oldest(struct fwd_data *fwd, enum fwd_prio prio,
 				  enum fwd_dir dir)
 {
+#ifdef FWD_NO_FAIRNESS
+	return list_first_entry_or_null(&fwd->fifo_list[prio][dir],
+					struct request, queuelist);
+#else
 	struct rb_node *node = rb_first_cached(&fwd->expire[prio][dir]);
 
 	if (!node)
 		return NULL;
 	return fwd_proc_oldest(rb_entry(node, struct fwd_proc,
 					expire_node[dir]), dir);
+#endif
 }
 
+#ifndef FWD_NO_FAIRNESS
 /* ---------------------------------------------------------------- processes */
 
 static void fwd_proc_init(struct fwd_proc *p, enum fwd_prio prio)
@@ -690,8 +781,12 @@ static bool fwd_proc_backlogged(struct fwd_proc *p, u64 now)
 	if (fwd_proc_queued(p) || atomic_read_acquire(&p->inflight))
 		return true;
 	done = READ_ONCE(p->last_done_ns);
-	if (!done || done == p->cut_done_ns)
+	if (!done)
 		return false;
+#ifndef FWD_NO_ANTICIPATION
+	if (done == p->cut_done_ns)
+		return false;
+#endif
 	return now < done + fwd_proc_grace_ns(p);
 }
 
@@ -854,8 +949,12 @@ static void fwd_procs_retire(struct fwd_data *fwd)
 		struct fwd_proc *p;
 
 		p = list_first_entry_or_null(&fwd->lru, struct fwd_proc, lru);
-		if (!p || p == fwd->last_proc || p == fwd->antic_proc)
+		if (!p || p == fwd->last_proc)
 			return;
+#ifndef FWD_NO_ANTICIPATION
+		if (p == fwd->antic_proc)
+			return;
+#endif
 		if (fwd->nr_procs <= FWD_PROCS_SOFT_MAX &&
 		    time_before(jiffies, p->last_used + FWD_ACTIVE_WINDOW))
 			return;
@@ -878,7 +977,12 @@ static void fwd_procs_retire(struct fwd_data *fwd)
 		fwd->nr_procs--;
 		fwd->stats[FWD_STAT_PROCS_RETIRED]++;
 		put_pid(p->pid);
+#ifdef FWD_NO_ANTICIPATION
+		kfree(p);
+#else
+		/* The completion path may still read it, see fwd_hold_done(). */
 		kfree_rcu(p, rcu);
+#endif
 	}
 }
 
@@ -912,7 +1016,9 @@ static struct fwd_proc *fwd_proc_get(struct fwd_data *fwd, enum fwd_prio prio)
 	p->pid = get_pid(pid);
 	p->serial = ++fwd->proc_serial;
 	p->last_used = jiffies;
+#ifndef FWD_NO_DEBUGFS
 	strscpy(p->comm, current->comm, sizeof(p->comm));
+#endif
 	hash_add(fwd->procs, &p->hash, key);
 	list_add_tail(&p->lru, &fwd->lru);
 	fwd->nr_procs++;
@@ -921,7 +1027,9 @@ found:
 	fwd->last_proc = p;
 	return p;
 }
+#endif
 
+#ifndef FWD_NO_DEBUGFS
 /* ---------------------------------------------------------------- threads */
 
 /*
@@ -964,9 +1072,11 @@ static void fwd_threads_free(struct fwd_data *fwd)
 	fwd->nr_threads = 0;
 	memset(&fwd->threads_other, 0, sizeof(fwd->threads_other));
 }
+#endif
 
 /* ---------------------------------------------------------------- queueing */
 
+#ifndef FWD_NO_FAIRNESS
 /*
  * A request enters the scheduler: charge it to its process (found on its
  * first insertion; a requeued request keeps it), which joins the
@@ -982,28 +1092,38 @@ static struct fwd_proc *fwd_owner_enqueue(struct fwd_data *fwd,
 	if (!p) {
 		p = fwd_proc_get(fwd, fwd_rq_prio(rq));
 		rq->elv.priv[0] = p;
+#ifndef FWD_NO_DEBUGFS
 		rq->elv.priv[1] = (void *)(unsigned long)current->pid;
+#endif
 	}
 	fwd_proc_activate(fwd, p);
+#ifndef FWD_NO_DEBUGFS
 	if (!fwd_proc_queued(p))
 		p->wait_seq = fwd->seq;
+#endif
 	p->last_used = jiffies;
 	if (!list_empty(&p->lru))
 		list_move_tail(&p->lru, &fwd->lru);
 	return p;
 }
+#endif
 
-/* Queues @rq, owned by @p, in the sweep. */
-static void fwd_add_request(struct fwd_data *fwd, struct fwd_proc *p,
-			    struct request *rq)
+/* Queues @rq in the sweep. */
+static void fwd_add_request(struct fwd_data *fwd, struct request *rq)
 {
+#ifndef FWD_NO_FAIRNESS
+	struct fwd_proc *p = fwd_rq_proc(rq);
+#endif
 	enum fwd_dir dir = fwd_rq_dir(rq);
-	enum fwd_prio prio = p->prio;
+	enum fwd_prio prio = fwd_rq_prio(rq);
 
 	lockdep_assert_held(&fwd->lock);
 
 	elv_rb_add(&fwd->sort_list[prio][dir], rq);
 	rq->fifo_time = jiffies;
+#ifdef FWD_NO_FAIRNESS
+	list_add_tail(&rq->queuelist, &fwd->fifo_list[prio][dir]);
+#else
 	list_add_tail(&rq->queuelist, &p->fifo[dir]);
 	if (!p->queued[dir]++) {
 		if (!RB_EMPTY_NODE(&p->waiting_node)) {
@@ -1014,6 +1134,7 @@ static void fwd_add_request(struct fwd_data *fwd, struct fwd_proc *p,
 		fwd_ready_add(fwd, p, dir);
 		fwd_expire_add(fwd, p, dir);
 	}
+#endif
 	fwd->queued[prio][dir]++;
 	fwd->nr_queued++;
 }
@@ -1021,15 +1142,19 @@ static void fwd_add_request(struct fwd_data *fwd, struct fwd_proc *p,
 /* @rq leaves the sweep, dispatched or merged away. */
 static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
 {
-	struct fwd_proc *p = fwd_rq_proc(rq);
 	enum fwd_dir dir = fwd_rq_dir(rq);
-	enum fwd_prio prio = p->prio;
+	enum fwd_prio prio = fwd_rq_prio(rq);
+#ifndef FWD_NO_FAIRNESS
+	struct fwd_proc *p = fwd_rq_proc(rq);
 	bool oldest = fwd_proc_oldest(p, dir) == rq;
+#endif
 
 	lockdep_assert_held(&fwd->lock);
 
+#ifndef FWD_NO_FAIRNESS
 	if (oldest)
 		fwd_expire_del(fwd, p, dir);
+#endif
 	list_del_init(&rq->queuelist);
 	elv_rb_del(&fwd->sort_list[prio][dir], rq);
 	elv_rqhash_del(fwd->q, rq);
@@ -1037,48 +1162,57 @@ static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
 		fwd->q->last_merge = NULL;
 	fwd->queued[prio][dir]--;
 	fwd->nr_queued--;
+#ifndef FWD_NO_FAIRNESS
 	if (!--p->queued[dir]) {
 		fwd_ready_del(fwd, p, dir);
 		fwd_proc_to_waiting(fwd, p);
 	} else if (oldest) {
 		fwd_expire_add(fwd, p, dir);
 	}
+#endif
 }
 
+#ifndef FWD_NO_FAIRNESS
 /*
- * Charges a dispatch to the owner of @rq: requests, sectors, waiting time
- * since insertion (rq->fifo_time) and service.  A requeued request is
+ * Charges the dispatch of @rq to its owner.  A requeued request is
  * charged only on its first dispatch.
  */
 static void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 {
 	struct fwd_proc *p = fwd_rq_proc(rq);
+#ifndef FWD_NO_DEBUGFS
 	enum fwd_dir dir = fwd_rq_dir(rq);
 	unsigned long wait;
 	u64 passed;
+#endif
 
 	lockdep_assert_held(&fwd->lock);
 
 	if (!p)
 		return;
+#ifndef FWD_NO_DEBUGFS
 	passed = fwd->seq - p->wait_seq;
 	if (passed > p->max_passed)
 		p->max_passed = passed;
 	p->wait_seq = fwd->seq + 1;
+#endif
 
 	if (fwd_rq_started(rq))
 		return;
 	rq->elv.priv[0] = (void *)((unsigned long)p | FWD_RQ_STARTED);
 	atomic_inc(&p->inflight);
+#ifndef FWD_NO_HOLDS
 	atomic_inc(&fwd->inflight);
+#endif
+	fwd_proc_set_vtime(fwd, p, p->vtime + fwd_rq_cost(rq));
 
+#ifndef FWD_NO_DEBUGFS
 	wait = jiffies - (unsigned long)rq->fifo_time;
 	p->reqs[dir]++;
 	p->sectors[dir] += blk_rq_sectors(rq);
 	p->wait_sum[dir] += wait;
 	if (wait > p->wait_max[dir])
 		p->wait_max[dir] = wait;
-	fwd_proc_set_vtime(fwd, p, p->vtime + fwd_rq_cost(rq));
 	if (fwd->threads_on) {
 		struct fwd_thread *t;
 
@@ -1087,7 +1221,9 @@ static void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 		t->reqs++;
 		t->last_used = jiffies;
 	}
+#endif
 }
+#endif
 
 static unsigned int fwd_queued_prio(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -1154,6 +1290,7 @@ static bool fwd_head_expired(struct fwd_data *fwd, enum fwd_prio prio,
 	return rq && fwd_waited(rq, fwd->time[fwd_expire_time[dir]]);
 }
 
+#ifndef FWD_NO_AGING
 /*
  * Priority classes are served in order: a class is served only while no
  * higher class has requests waiting.  To bound the wait of the lower
@@ -1181,6 +1318,7 @@ static struct request *fwd_aged_request(struct fwd_data *fwd)
 	}
 	return NULL;
 }
+#endif
 
 static void fwd_start_batch(struct fwd_data *fwd, enum fwd_dir dir)
 {
@@ -1197,7 +1335,6 @@ static void fwd_start_batch(struct fwd_data *fwd, enum fwd_dir dir)
  * earlier if the oldest write has expired, and a read batch always follows
  * a write batch.  So reads wait for at most one write batch, and writes
  * for at most writes_starved read batches once they have expired.
- * Fairness may end a batch early, see __fwd_dispatch_request().
  */
 static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -1228,6 +1365,20 @@ static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 	return dir;
 }
 
+/* The plain sweep: the lowest request at or above the position, else a wrap. */
+static struct request *fwd_sweep(struct fwd_data *fwd, enum fwd_prio prio,
+				 enum fwd_dir dir, enum fwd_decision *why)
+{
+	struct rb_root *root = &fwd->sort_list[prio][dir];
+	struct request *rq = fwd_find_from(root, fwd->sweep_pos);
+
+	if (rq)
+		return rq;
+	*why = FWD_DECIDE_WRAP;
+	return fwd_first_rq(root);
+}
+
+#ifndef FWD_NO_FAIRNESS
 static inline bool fwd_eligible(struct request *rq, u64 limit)
 {
 	return fwd_rq_proc(rq)->vtime <= limit;
@@ -1240,19 +1391,6 @@ static bool fwd_dir_eligible(struct fwd_data *fwd, enum fwd_prio prio,
 	struct fwd_proc *p = fwd_first_ready(fwd, prio, dir);
 
 	return p && p->vtime <= limit;
-}
-
-/* The plain sweep: the lowest request at or above the position, else a wrap. */
-static struct request *fwd_sweep(struct fwd_data *fwd, enum fwd_prio prio,
-				 enum fwd_dir dir, enum fwd_decision *why)
-{
-	struct rb_root *root = &fwd->sort_list[prio][dir];
-	struct request *rq = fwd_find_from(root, fwd->sweep_pos);
-
-	if (rq)
-		return rq;
-	*why = FWD_DECIDE_WRAP;
-	return fwd_first_rq(root);
 }
 
 /*
@@ -1324,9 +1462,12 @@ static void fwd_fair_idle_floor(struct fwd_data *fwd, struct request *rq)
 		fwd->floor[served->prio] = max(fwd->floor[served->prio],
 					       served->vtime - lag);
 }
+#endif
 
+#ifndef FWD_NO_HOLDS
 /* ---------------------------------------------------------------- holds */
 
+#ifndef FWD_NO_ANTICIPATION
 /* Think time and window of @w if anticipating its next request is worth it. */
 static bool fwd_antic_worth(struct fwd_data *fwd, struct fwd_proc *w,
 			    u64 *window)
@@ -1339,6 +1480,7 @@ static bool fwd_antic_worth(struct fwd_data *fwd, struct fwd_proc *w,
 	*window = min(fwd_proc_grace_ns(w), max_ns);
 	return true;
 }
+#endif
 
 /*
  * Is the dispatch blocked by fairness?  True when no request of a process
@@ -1376,11 +1518,6 @@ static bool fwd_fair_blocked(struct fwd_data *fwd, struct fwd_proc **w)
  *    max(1, dispatch_depth - 1) requests to work on, so that the next
  *    request of the least served process, W, is served as soon as the
  *    device can take it;
- *  - anticipation: on a device that serves one request at a time
- *    (dispatch_depth 1 or 2), with nothing in flight, and when W's mean
- *    think time is at most anticipate_us, the device is left idle until
- *    W's next request or the end of W's think-time window, whichever
- *    comes first;
  *  - dispatch_depth: while that many requests are in flight.
  *
  * On a device with parallelism to spare (dispatch_depth 0) nothing is
@@ -1391,26 +1528,46 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 {
 	unsigned int depth = fwd->dispatch_depth, inflight, n;
 	struct fwd_proc *w;
+#ifndef FWD_NO_ANTICIPATION
 	u64 window, now, end;
+#endif
 
 	lockdep_assert_held(&fwd->lock);
 
+#ifndef FWD_NO_ANTICIPATION
 	fwd->antic_proc = NULL;
+#endif
+#ifndef FWD_NO_DEBUGFS
 	fwd->hold_proc = NULL;
+#endif
 	if (!depth || !fwd->nr_queued || !list_empty(&fwd->dispatch))
 		return 0;
 	inflight = atomic_read(&fwd->inflight);
 	if (fwd_fair_blocked(fwd, &w)) {
+#ifndef FWD_NO_DEBUGFS
 		fwd->hold_proc = w;
+#endif
 		n = max(1U, depth - 1);
 		if (inflight >= n) {
+#ifndef FWD_NO_ANTICIPATION
 			if (fwd_antic_worth(fwd, w, &window)) {
 				fwd->antic_proc = w;
 				WRITE_ONCE(fwd->antic_window_ns, window);
 			}
+#endif
 			*reason = FWD_HOLD_FAIR;
 			return n;
 		}
+#ifndef FWD_NO_ANTICIPATION
+		/*
+		 * Anticipation: on a device that serves one request at a
+		 * time (dispatch_depth 1 or 2), with nothing in flight, and
+		 * when W's mean think time is at most anticipate_us, the
+		 * device is left idle until W's next request or the end of
+		 * W's think-time window, whichever comes first.  A fairness
+		 * hold prepares it for when the device falls idle, see
+		 * fwd_hold_done().
+		 */
 		if (!inflight && fwd_antic_worth(fwd, w, &window)) {
 			u64 done = READ_ONCE(w->last_done_ns);
 
@@ -1424,6 +1581,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 				return FWD_HOLD_ANTIC_ON;
 			}
 		}
+#endif
 	}
 	if (inflight >= depth) {
 		*reason = FWD_HOLD_DEPTH;
@@ -1432,19 +1590,20 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 	return 0;
 }
 
+#ifndef FWD_NO_DEBUGFS
 static const enum fwd_stat fwd_hold_stat[] = {
 	[FWD_HOLD_DEPTH]	= FWD_STAT_DEPTH_HOLDS,
 	[FWD_HOLD_FAIR]		= FWD_STAT_FAIR_HOLDS,
 	[FWD_HOLD_ANTIC]	= FWD_STAT_ANTIC_HOLDS,
 };
+#endif
 
 /*
  * Sets fwd->hold to @hold and returns whether the scheduler holds.  A hold
  * on a completion is stored before the in-flight count is read; a
  * completion decrements the count, then reads the hold (see
  * fwd_finish_request()), so one of the two sees the other and a hold never
- * misses the completion that ends it.  An anticipation is stored before
- * its timer is started, so the timer always finds it.
+ * misses the completion that ends it.
  */
 static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 			 enum fwd_hold_reason reason)
@@ -1454,7 +1613,11 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 	lockdep_assert_held(&fwd->lock);
 
 	WRITE_ONCE(fwd->hold, hold);
+#ifdef FWD_NO_ANTICIPATION
+	if (hold) {
+#else
 	if (hold && hold != FWD_HOLD_ANTIC_ON) {
+#endif
 		/* The hold, then the count; pairs with fwd_finish_request(). */
 		smp_mb();
 		if (atomic_read(&fwd->inflight) < hold) {
@@ -1462,14 +1625,19 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 			hold = 0;
 		}
 	}
+#ifndef FWD_NO_ANTICIPATION
 	if (old == FWD_HOLD_ANTIC_ON && hold != FWD_HOLD_ANTIC_ON)
 		hrtimer_try_to_cancel(&fwd->antic_timer);
+#endif
 	if (!hold || hold == old)
 		return hold;
+#ifndef FWD_NO_ANTICIPATION
+	/* Stored before its timer is started: the timer always finds it. */
 	if (hold == FWD_HOLD_ANTIC_ON)
 		hrtimer_start(&fwd->antic_timer,
 			      ns_to_ktime(fwd->antic_delay_ns),
 			      HRTIMER_MODE_REL);
+#endif
 	fwd->stats[fwd_hold_stat[reason]]++;
 	trace_fwdsched_hold(fwd->q, reason, atomic_read(&fwd->inflight),
 			    reason == FWD_HOLD_DEPTH ? 0 :
@@ -1477,6 +1645,7 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 	return true;
 }
 
+#ifndef FWD_NO_ANTICIPATION
 /*
  * The anticipation timer ended a hold without the anticipated request:
  * the process's grace after that completion is given up, so that the
@@ -1510,6 +1679,8 @@ static enum hrtimer_restart fwd_antic_timer_fn(struct hrtimer *timer)
 	}
 	return HRTIMER_NORESTART;
 }
+#endif
+#endif
 
 /* ---------------------------------------------------------------- dispatch */
 
@@ -1517,6 +1688,7 @@ static enum hrtimer_restart fwd_antic_timer_fn(struct hrtimer *timer)
 static void fwd_dispatched(struct fwd_data *fwd, struct request *rq,
 			   enum fwd_decision why)
 {
+#ifndef FWD_NO_DEBUGFS
 	static const enum fwd_stat why_stat[] = {
 		[FWD_DECIDE_WRAP]	= FWD_STAT_WRAPS,
 		[FWD_DECIDE_EXPIRED]	= FWD_STAT_EXPIRED,
@@ -1525,15 +1697,25 @@ static void fwd_dispatched(struct fwd_data *fwd, struct request *rq,
 	};
 	sector_t pos = fwd->sweep_pos;
 
+#endif
+#ifndef FWD_NO_FAIRNESS
 	fwd_owner_dispatch(fwd, rq);
+#endif
 	fwd->stats[blk_rq_pos(rq) >= pos ? FWD_STAT_FORWARD :
 					   FWD_STAT_BACKWARD]++;
 	fwd->stats[FWD_STAT_DISPATCHED]++;
 	if (why < ARRAY_SIZE(why_stat) && why_stat[why])
 		fwd->stats[why_stat[why]]++;
+#ifndef FWD_NO_DEBUGFS
 	fwd->seq++;
+#endif
+#ifdef FWD_NO_FAIRNESS
+	fwd->sweep_pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+#else
+	/* A detour keeps the sweep position, see fwd_sweep_fair(). */
 	if (why != FWD_DECIDE_DETOUR)
 		fwd->sweep_pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+#endif
 	if (why != FWD_DECIDE_SWEEP)
 		trace_fwdsched_decide(rq, why, pos,
 				      fwd_proc_nr(fwd_rq_proc(rq)));
@@ -1541,48 +1723,71 @@ static void fwd_dispatched(struct fwd_data *fwd, struct request *rq,
 
 /*
  * Called with the lock held; picks the next request.  Returns NULL when
- * nothing waits, or while a hold is in effect (fwd_hold_next()): then
- * fwd_has_work() is false, and the completion, the insertion or the timer
- * that ends the hold runs the queue again.
+ * nothing waits.
  */
 static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
 {
 	enum fwd_decision why = FWD_DECIDE_SWEEP;
+#ifndef FWD_NO_HOLDS
 	enum fwd_hold_reason reason;
+#endif
+#ifndef FWD_NO_FAIRNESS
 	bool fair_idle = false;
+#endif
 	struct request *rq;
 	enum fwd_prio prio;
+#ifndef FWD_NO_HOLDS
 	unsigned int hold;
+#endif
 	enum fwd_dir dir;
+#ifndef FWD_NO_FAIRNESS
 	u64 limit;
+#endif
 
 	lockdep_assert_held(&fwd->lock);
 
+#ifndef FWD_NO_ANTICIPATION
 	fwd_antic_timedout(fwd);
+#endif
 
 	rq = list_first_entry_or_null(&fwd->dispatch, struct request,
 				      queuelist);
 	if (rq) {
+#ifndef FWD_NO_FAIRNESS
 		struct fwd_proc *p = fwd_rq_proc(rq);
+#endif
 
 		list_del_init(&rq->queuelist);
+#ifndef FWD_NO_FAIRNESS
 		if (p && !--p->head_queued)
 			fwd_proc_to_waiting(fwd, p);
+#endif
 		why = FWD_DECIDE_HEAD;
 		goto account;
 	}
 
+#ifndef FWD_NO_HOLDS
+	/*
+	 * Nothing while a hold is in effect (fwd_hold_next()): then
+	 * fwd_has_work() is false, and whatever ends the hold runs the
+	 * queue again.
+	 */
+#ifndef FWD_NO_ANTICIPATION
 	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON)
 		goto empty;
+#endif
 	hold = fwd_hold_next(fwd, &reason);
 	if (hold && fwd_set_hold(fwd, hold, reason))
 		goto empty;
+#endif
 
+#ifndef FWD_NO_AGING
 	rq = fwd_aged_request(fwd);
 	if (rq) {
 		why = FWD_DECIDE_AGED;
 		goto remove;
 	}
+#endif
 
 	prio = fwd_first_prio(fwd);
 	if (prio == FWD_PRIO_COUNT)
@@ -1592,6 +1797,10 @@ static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
 	if (fwd_head_expired(fwd, prio, dir)) {
 		rq = fwd_oldest(fwd, prio, dir);
 		why = FWD_DECIDE_EXPIRED;
+#ifdef FWD_NO_FAIRNESS
+	} else {
+		rq = fwd_sweep(fwd, prio, dir, &why);
+#else
 	} else if (!fwd_fair_limit(fwd, prio, &limit)) {
 		rq = fwd_sweep(fwd, prio, dir, &why);
 	} else if (fwd_dir_eligible(fwd, prio, dir, limit)) {
@@ -1611,25 +1820,34 @@ static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
 		/* Nobody within the limit waits: the sweep goes on. */
 		fair_idle = true;
 		rq = fwd_sweep(fwd, prio, dir, &why);
+#endif
 	}
 	fwd->batch_count++;
+#ifndef FWD_NO_AGING
 remove:
+#endif
 	fwd_remove_request(fwd, rq);
 account:
 	fwd_dispatched(fwd, rq, why);
+#ifndef FWD_NO_FAIRNESS
 	if (fair_idle) {
 		fwd->stats[FWD_STAT_FAIR_IDLE]++;
 		fwd_fair_idle_floor(fwd, rq);
 		trace_fwdsched_decide(rq, FWD_DECIDE_FAIR_IDLE, fwd->sweep_pos,
 				      fwd_proc_nr(fwd_rq_proc(rq)));
 	}
+#endif
+#ifndef FWD_NO_HOLDS
 	hold = fwd_hold_next(fwd, &reason);
 	fwd_set_hold(fwd, hold, reason);
+#endif
 	rq->rq_flags |= RQF_STARTED;
 	return rq;
+#ifndef FWD_NO_HOLDS
 empty:
 	fwd->stats[FWD_STAT_EMPTY_DISPATCHES]++;
 	return NULL;
+#endif
 }
 
 /* Called from blk_mq_run_hw_queue() -> __blk_mq_sched_dispatch_requests(). */
@@ -1645,39 +1863,46 @@ static struct request *fwd_dispatch_request(struct blk_mq_hw_ctx *hctx)
 	return rq;
 }
 
-/*
- * Called without the lock.  False while a hold is in effect, so that
- * blk-mq neither asks for a request it would not get nor schedules its
- * delayed re-run: whatever ends the hold runs the queue.
- */
+/* Called without the lock. */
 static bool fwd_has_work(struct blk_mq_hw_ctx *hctx)
 {
 	struct fwd_data *fwd = hctx->queue->elevator->elevator_data;
 
 	if (!list_empty_careful(&fwd->dispatch))
 		return true;
-	return READ_ONCE(fwd->nr_queued) && !READ_ONCE(fwd->hold);
+#ifndef FWD_NO_HOLDS
+	/*
+	 * False while a hold is in effect, so that blk-mq neither asks for
+	 * a request it would not get nor schedules its delayed re-run:
+	 * whatever ends the hold runs the queue.
+	 */
+	if (READ_ONCE(fwd->hold))
+		return false;
+#endif
+	return READ_ONCE(fwd->nr_queued);
 }
 
 /* ---------------------------------------------------------------- insertion */
 
-/*
- * Inserts @rq; returns true if its process is the one being anticipated,
- * or its class is higher: the anticipation is then over.
- */
-static bool fwd_insert_request(struct fwd_data *fwd, struct request *rq,
+static void fwd_insert_request(struct fwd_data *fwd, struct request *rq,
 			       blk_insert_t flags, struct list_head *free)
 {
 	struct request_queue *q = fwd->q;
-	struct fwd_proc *p, *w = fwd->antic_proc;
+#ifndef FWD_NO_FAIRNESS
+	struct fwd_proc *p;
+#endif
+#ifndef FWD_NO_ANTICIPATION
+	struct fwd_proc *w;
+#endif
 
 	lockdep_assert_held(&fwd->lock);
 
+#ifndef FWD_NO_FAIRNESS
 	/* Nothing to charge it to: serve it first, as blk-mq would. */
 	if (!(rq->rq_flags & RQF_USE_SCHED)) {
 		trace_block_rq_insert(rq);
 		list_add_tail(&rq->queuelist, &fwd->dispatch);
-		return false;
+		return;
 	}
 
 	/*
@@ -1689,38 +1914,54 @@ static bool fwd_insert_request(struct fwd_data *fwd, struct request *rq,
 		flags |= BLK_MQ_INSERT_AT_HEAD;
 	else
 		fwd->stats[FWD_STAT_INSERTED]++;
+#endif
 
 	if (!(flags & BLK_MQ_INSERT_AT_HEAD) &&
 	    blk_mq_sched_try_insert_merge(q, rq, free)) {
 		fwd->stats[FWD_STAT_INSERT_MERGES]++;
-		return false;
+		return;
 	}
 
 	trace_block_rq_insert(rq);
+#ifndef FWD_NO_FAIRNESS
 	p = fwd_owner_enqueue(fwd, rq);
+#endif
 	if (flags & BLK_MQ_INSERT_AT_HEAD) {
-		p->head_queued++;
-		rq->fifo_time = jiffies;
 		list_add(&rq->queuelist, &fwd->dispatch);
+#ifndef FWD_NO_FAIRNESS
+		p->head_queued++;
 		fwd_proc_to_waiting(fwd, p);
-		return false;
+#endif
+#ifndef FWD_NO_DEBUGFS
+		rq->fifo_time = jiffies;
+#endif
+		return;
 	}
 
-	fwd_add_request(fwd, p, rq);
+	fwd_add_request(fwd, rq);
 	if (rq_mergeable(rq)) {
 		elv_rqhash_add(q, rq);
 		if (!q->last_merge)
 			q->last_merge = rq;
 	}
-	return w && (p == w || p->prio < w->prio);
+#ifndef FWD_NO_ANTICIPATION
+	/*
+	 * The anticipated process's request, or one of a higher class: the
+	 * anticipation is over.
+	 */
+	w = fwd->antic_proc;
+	if (w && (p == w || p->prio < w->prio))
+		fwd->antic_arrived = true;
+#endif
 }
 
 static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 				struct list_head *list, blk_insert_t flags)
 {
 	struct fwd_data *fwd = hctx->queue->elevator->elevator_data;
+#ifndef FWD_NO_HOLDS
 	enum fwd_hold_reason reason;
-	bool antic_over = false;
+#endif
 	LIST_HEAD(free);
 
 	spin_lock(&fwd->lock);
@@ -1729,10 +1970,14 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 						      queuelist);
 
 		list_del_init(&rq->queuelist);
-		antic_over |= fwd_insert_request(fwd, rq, flags, &free);
+		fwd_insert_request(fwd, rq, flags, &free);
 	}
+#ifndef FWD_NO_HOLDS
+#ifdef FWD_NO_ANTICIPATION
+	fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
+#else
 	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON) {
-		if (antic_over && fwd->antic_proc) {
+		if (fwd->antic_arrived && fwd->antic_proc) {
 			fwd->stats[FWD_STAT_ANTIC_HITS]++;
 			trace_fwdsched_anticipated(fwd->q,
 						   fwd_proc_nr(fwd->antic_proc),
@@ -1740,32 +1985,44 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 		}
 	}
 	/* An anticipation lasts until its process's request or the timer. */
-	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON || antic_over)
+	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON || fwd->antic_arrived)
 		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
+	fwd->antic_arrived = false;
+#endif
+#endif
 	spin_unlock(&fwd->lock);
 
 	blk_mq_free_requests(&free);
 }
 
+#ifndef FWD_NO_FAIRNESS
 /* Called by blk_mq_rq_ctx_init() when a request is allocated. */
 static void fwd_prepare_request(struct request *rq)
 {
 	rq->elv.priv[0] = NULL;
+#ifndef FWD_NO_DEBUGFS
 	rq->elv.priv[1] = NULL;
+#endif
 }
 
+#ifndef FWD_NO_HOLDS
 /*
  * A completion left fewer requests in flight than the hold waits for:
- * start the anticipation prepared by fwd_hold_next() if the device is now
- * idle and the anticipated process's window is still open, otherwise end
- * the hold and run the queue.
+ * end the hold and run the queue.
  */
 static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 			  unsigned int left)
 {
+#ifndef FWD_NO_ANTICIPATION
 	struct fwd_proc *w;
 	u64 now, end;
 
+	/*
+	 * Unless the device is now idle and the anticipated process's
+	 * window is still open: then the anticipation prepared by
+	 * fwd_hold_next() starts.  Without the lock, the entry may be
+	 * retired meanwhile: it is freed after a grace period.
+	 */
 	rcu_read_lock();
 	w = READ_ONCE(fwd->antic_proc);
 	if (!left && w) {
@@ -1781,22 +2038,26 @@ static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 		}
 	}
 	rcu_read_unlock();
+#endif
 	if (cmpxchg(&fwd->hold, hold, 0) == hold)
 		blk_mq_run_hw_queues(fwd->q, true);
 }
+#endif
 
 /*
  * Callback from inside blk_mq_free_request(), possibly in interrupt
- * context: no lock, only the completion time, atomics and the hold.
+ * context: it takes no lock.
  * Flush and passthrough requests never reach the scheduler, and requests
  * merged into another one are freed without being dispatched; neither is
  * charged.
  */
 static void fwd_finish_request(struct request *rq)
 {
+#ifndef FWD_NO_HOLDS
 	struct fwd_data *fwd = rq->q->elevator->elevator_data;
-	struct fwd_proc *p = fwd_rq_proc(rq);
 	unsigned int hold, left;
+#endif
+	struct fwd_proc *p = fwd_rq_proc(rq);
 
 	if (!p)
 		return;
@@ -1805,14 +2066,21 @@ static void fwd_finish_request(struct request *rq)
 		/* The completion time, then the count; see fwd_proc_backlogged(). */
 		smp_mb__before_atomic();
 		atomic_dec(&p->inflight);
+#ifndef FWD_NO_HOLDS
 		/* Fully ordered: the decrement before the read of the hold. */
 		left = atomic_dec_return(&fwd->inflight);
 		hold = READ_ONCE(fwd->hold);
+#ifdef FWD_NO_ANTICIPATION
+		if (hold && left < hold)
+#else
 		if (hold && hold != FWD_HOLD_ANTIC_ON && left < hold)
+#endif
 			fwd_hold_done(fwd, hold, left);
+#endif
 	}
 	rq->elv.priv[0] = NULL;
 }
+#endif
 
 /* ---------------------------------------------------------------- merges */
 
@@ -1864,53 +2132,65 @@ static void fwd_request_merged(struct request_queue *q, struct request *rq,
 			       enum elv_merge type)
 {
 	struct fwd_data *fwd = q->elevator->elevator_data;
-	struct fwd_proc *p = fwd_rq_proc(rq);
 	struct rb_root *root;
 
 	lockdep_assert_held(&fwd->lock);
 
-	if (type != ELEVATOR_FRONT_MERGE || !p)
+	if (type != ELEVATOR_FRONT_MERGE)
 		return;
-	root = &fwd->sort_list[p->prio][fwd_rq_dir(rq)];
+#ifndef FWD_NO_FAIRNESS
+	/* Not in the sweep. */
+	if (!fwd_rq_proc(rq))
+		return;
+#endif
+	root = &fwd->sort_list[fwd_rq_prio(rq)][fwd_rq_dir(rq)];
 	elv_rb_del(root, rq);
 	elv_rb_add(root, rq);
 }
 
 /*
- * @next was merged into @rq.  If both belong to the same process and
- * @next waited longer, @rq takes its place (and deadline) in the
- * process's FIFO.  @next, freed without being dispatched, is no longer
- * charged.
+ * @next was merged into @rq.  If both wait in the same FIFO and @next
+ * waited longer, @rq takes its place there, and its deadline.
  */
 static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 				struct request *next)
 {
 	struct fwd_data *fwd = q->elevator->elevator_data;
+#ifndef FWD_NO_FAIRNESS
 	struct fwd_proc *p = fwd_rq_proc(rq);
+#endif
 
 	lockdep_assert_held(&fwd->lock);
 
 	/*
 	 * On an insert merge (blk_mq_sched_try_insert_merge()) @next is the
 	 * request being inserted: it was never queued here, so it is in
-	 * neither the sort tree nor the counts, and has no owner yet.
+	 * neither the sort tree nor the counts.
 	 */
 	if (RB_EMPTY_NODE(&next->rb_node)) {
 		elv_rqhash_del(q, next);
 		if (q->last_merge == next)
 			q->last_merge = NULL;
 	} else {
-		if (p && p == fwd_rq_proc(next) &&
-		    !RB_EMPTY_NODE(&rq->rb_node) &&
-		    time_before((unsigned long)next->fifo_time,
-				(unsigned long)rq->fifo_time)) {
+		bool older = !RB_EMPTY_NODE(&rq->rb_node) &&
+			     time_before((unsigned long)next->fifo_time,
+					 (unsigned long)rq->fifo_time);
+
+#ifndef FWD_NO_FAIRNESS
+		/* Each process has its own FIFO. */
+		older = older && p && p == fwd_rq_proc(next);
+#endif
+		if (older) {
 			list_move(&rq->queuelist, &next->queuelist);
 			rq->fifo_time = next->fifo_time;
 		}
 		fwd_remove_request(fwd, next);
 	}
+#ifndef FWD_NO_FAIRNESS
+	/* Freed without being dispatched, it is no longer charged. */
 	if (next->rq_flags & RQF_USE_SCHED)
 		next->elv.priv[0] = NULL;
+#endif
 	fwd->stats[FWD_STAT_RQ_MERGES]++;
 }
 
@@ -1944,18 +2224,22 @@ static unsigned int fwd_default_async_depth(struct request_queue *q)
 #endif
 
 /*
- * Called from blk_mq_init_sched() and when q->nr_requests changes.  Since
- * 7.0 the async depth is the queue's own (queue/async_depth), which the
- * block layer scales with nr_requests: fwdsched uses it as it is.
- * Before, the default follows nr_requests here and a value written by
- * the user is kept within it.  The minimum shallow depth stays 1 because
- * async_depth may be set as low as that at any time.
+ * Called from blk_mq_init_sched() and when q->nr_requests changes.  The
+ * async depth is the queue's own (queue/async_depth), which the block
+ * layer scales with nr_requests: fwdsched uses it as it is.  The minimum
+ * shallow depth stays 1 because async_depth may be set as low as that at
+ * any time.
  */
 static void fwd_depth_updated(struct request_queue *q)
 {
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	struct fwd_data *fwd = q->elevator->elevator_data;
 
+	/*
+	 * Before 7.0 the async depth is the scheduler's: its default
+	 * follows nr_requests here and a value written by the user is kept
+	 * within it.
+	 */
 	if (!fwd->async_depth_set)
 		fwd->async_depth = fwd_default_async_depth(q);
 	fwd->async_depth = clamp_t(unsigned int, fwd->async_depth, 1,
@@ -1971,6 +2255,7 @@ static void fwd_depth_updated_hctx(struct blk_mq_hw_ctx *hctx)
 }
 #endif
 
+#ifndef FWD_NO_HOLDS
 /*
  * dispatch_depth defaults to FWD_MMC_DEPTH on an MMC card without command
  * queueing, where it was measured: the driver works on one request while
@@ -1986,6 +2271,7 @@ static unsigned int fwd_default_dispatch_depth(struct request_queue *q)
 		return FWD_MMC_DEPTH;
 	return 0;
 }
+#endif
 
 /* ---------------------------------------------------------------- set-up */
 
@@ -2006,33 +2292,57 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	for (prio = 0; prio < FWD_PRIO_COUNT; prio++) {
 		for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
 			fwd->sort_list[prio][dir] = RB_ROOT;
+#ifdef FWD_NO_FAIRNESS
+			INIT_LIST_HEAD(&fwd->fifo_list[prio][dir]);
+#else
 			fwd->expire[prio][dir] = RB_ROOT_CACHED;
 			fwd->ready[prio][dir] = RB_ROOT_CACHED;
+#endif
 		}
+#ifndef FWD_NO_FAIRNESS
 		fwd->waiting[prio] = RB_ROOT_CACHED;
 		fwd_proc_init(&fwd->nomem[prio], prio);
 		fwd->nomem[prio].serial = ++fwd->proc_serial;
+#ifndef FWD_NO_DEBUGFS
 		strscpy(fwd->nomem[prio].comm, "(nomem)",
 			sizeof(fwd->nomem[prio].comm));
+#endif
+#endif
 	}
+#ifndef FWD_NO_FAIRNESS
 	hash_init(fwd->procs);
-	hash_init(fwd->threads);
 	INIT_LIST_HEAD(&fwd->lru);
+#endif
+#ifndef FWD_NO_DEBUGFS
+	hash_init(fwd->threads);
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	hrtimer_setup(&fwd->antic_timer, fwd_antic_timer_fn, CLOCK_MONOTONIC,
 		      HRTIMER_MODE_REL);
+#endif
+#ifndef FWD_NO_HOLDS
 	atomic_set(&fwd->inflight, 0);
+#endif
 
 	fwd->time_ms[FWD_TIME_READ_EXPIRE] = read_expire_ms;
 	fwd->time_ms[FWD_TIME_WRITE_EXPIRE] = write_expire_ms;
+#ifndef FWD_NO_AGING
 	fwd->time_ms[FWD_TIME_PRIO_AGING] = prio_aging_ms;
+#endif
 	for (i = 0; i < FWD_TIME_COUNT; i++)
 		fwd->time[i] = msecs_to_jiffies(fwd->time_ms[i]);
 	fwd->writes_starved = writes_starved;
 	fwd->fifo_batch = fifo_batch;
 	fwd->front_merges = 1;
+#ifndef FWD_NO_FAIRNESS
 	fwd->fair_slack = fair_slack;
+#endif
+#ifndef FWD_NO_HOLDS
 	fwd->dispatch_depth = fwd_default_dispatch_depth(q);
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	fwd->anticipate_us = anticipate_us;
+#endif
 	fwd->batch_dir = FWD_READ;
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	fwd->async_depth = fwd_default_async_depth(q);
@@ -2073,24 +2383,33 @@ static int fwd_init_sched_alloc(struct request_queue *q,
 static void fwd_exit_sched(struct elevator_queue *e)
 {
 	struct fwd_data *fwd = e->elevator_data;
+#ifndef FWD_NO_FAIRNESS
 	struct hlist_node *tmp;
 	struct fwd_proc *p;
 	int bkt;
+#endif
 
+#ifndef FWD_NO_ANTICIPATION
 	hrtimer_cancel(&fwd->antic_timer);
+#endif
 	WARN_ONCE(fwd->nr_queued || !list_empty(&fwd->dispatch),
 		  "fwdsched: exit with %u requests queued\n", fwd->nr_queued);
+#ifndef FWD_NO_FAIRNESS
 	hash_for_each_safe(fwd->procs, bkt, tmp, p, hash) {
 		hash_del(&p->hash);
 		put_pid(p->pid);
 		kfree(p);
 	}
+#endif
+#ifndef FWD_NO_DEBUGFS
 	fwd_threads_free(fwd);
+#endif
 	kfree(fwd);
 }
 
 /* ---------------------------------------------------------------- sysfs */
 
+#ifndef FWD_NO_HOLDS
 /*
  * A tunable changed: the hold in effect may no longer apply, or one may
  * apply now.  Decide again, and run the queue unless something holds.
@@ -2101,13 +2420,18 @@ static void fwd_retune(struct fwd_data *fwd)
 	unsigned int hold;
 
 	spin_lock(&fwd->lock);
+#ifdef FWD_NO_ANTICIPATION
+	fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
+#else
 	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
 		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
+#endif
 	hold = READ_ONCE(fwd->hold);
 	spin_unlock(&fwd->lock);
 	if (!hold)
 		blk_mq_run_hw_queues(fwd->q, true);
 }
+#endif
 
 /* Parses an unsigned tunable within [@min, @max]; bad input is refused. */
 static int fwd_parse_uint(const char *page, unsigned int min, unsigned int max,
@@ -2129,7 +2453,7 @@ static ssize_t fwd_show_uint(struct elevator_queue *e, size_t offset,
 	return sysfs_emit(page, "%u\n", READ_ONCE(*fwd_tunable(e, offset)));
 }
 
-/* A count within [@min, @max]; it may change what the scheduler holds. */
+/* A count within [@min, @max]. */
 static ssize_t fwd_store_uint(struct elevator_queue *e, size_t offset,
 			      unsigned int min, unsigned int max,
 			      const char *page, size_t count)
@@ -2142,7 +2466,10 @@ static ssize_t fwd_store_uint(struct elevator_queue *e, size_t offset,
 	spin_lock(&fwd->lock);
 	WRITE_ONCE(*fwd_tunable(e, offset), val);
 	spin_unlock(&fwd->lock);
+#ifndef FWD_NO_HOLDS
+	/* It may change what the scheduler holds. */
 	fwd_retune(fwd);
+#endif
 	return count;
 }
 
@@ -2203,20 +2530,28 @@ FWD_MS_SHOW(read_expire, FWD_TIME_READ_EXPIRE)
 FWD_MS_STORE(read_expire, FWD_TIME_READ_EXPIRE)
 FWD_MS_SHOW(write_expire, FWD_TIME_WRITE_EXPIRE)
 FWD_MS_STORE(write_expire, FWD_TIME_WRITE_EXPIRE)
+#ifndef FWD_NO_AGING
 FWD_MS_SHOW(prio_aging_expire, FWD_TIME_PRIO_AGING)
 FWD_MS_STORE(prio_aging_expire, FWD_TIME_PRIO_AGING)
+#endif
 FWD_UINT_SHOW(writes_starved)
 FWD_UINT_STORE(writes_starved, 0, FWD_WRITES_STARVED_MAX)
 FWD_UINT_SHOW(fifo_batch)
 FWD_UINT_STORE(fifo_batch, 1, FWD_FIFO_BATCH_MAX)
 FWD_UINT_SHOW(front_merges)
 FWD_UINT_STORE(front_merges, 0, 1)
+#ifndef FWD_NO_FAIRNESS
 FWD_UINT_SHOW(fair_slack)
 FWD_UINT_STORE(fair_slack, 0, FWD_FAIR_SLACK_OFF)
+#endif
+#ifndef FWD_NO_HOLDS
 FWD_UINT_SHOW(dispatch_depth)
 FWD_UINT_STORE(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
+#endif
+#ifndef FWD_NO_ANTICIPATION
 FWD_UINT_SHOW(anticipate_us)
 FWD_UINT_STORE(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
+#endif
 
 #undef FWD_MS_STORE
 #undef FWD_MS_SHOW
@@ -2258,15 +2593,24 @@ static struct elv_fs_entry fwd_attrs[] = {
 	FWD_ATTR(fifo_batch),
 	FWD_ATTR(front_merges),
 	FWD_ATTR(async_depth),
+#ifndef FWD_NO_FAIRNESS
 	FWD_ATTR(fair_slack),
+#endif
+#ifndef FWD_NO_HOLDS
 	FWD_ATTR(dispatch_depth),
+#endif
+#ifndef FWD_NO_ANTICIPATION
 	FWD_ATTR(anticipate_us),
+#endif
+#ifndef FWD_NO_AGING
 	FWD_ATTR(prio_aging_expire),
+#endif
 	__ATTR_NULL
 };
 
 #undef FWD_ATTR
 
+#ifndef FWD_NO_DEBUGFS
 /* ---------------------------------------------------------------- debugfs */
 
 #ifdef CONFIG_BLK_DEBUG_FS
@@ -2705,6 +3049,7 @@ static const struct blk_mq_debugfs_attr fwd_queue_debugfs_attrs[] = {
 	{},
 };
 #endif /* CONFIG_BLK_DEBUG_FS */
+#endif
 
 /* ---------------------------------------------------------------- registration */
 
@@ -2718,8 +3063,10 @@ static struct elevator_type fwd_sched = {
 		.limit_depth		= fwd_limit_depth,
 		.insert_requests	= fwd_insert_requests,
 		.dispatch_request	= fwd_dispatch_request,
+#ifndef FWD_NO_FAIRNESS
 		.prepare_request	= fwd_prepare_request,
 		.finish_request		= fwd_finish_request,
+#endif
 		.next_request		= elv_rb_latter_request,
 		.former_request		= elv_rb_former_request,
 		.bio_merge		= fwd_bio_merge,
@@ -2735,8 +3082,10 @@ static struct elevator_type fwd_sched = {
 		.exit_sched		= fwd_exit_sched,
 	},
 
+#ifndef FWD_NO_DEBUGFS
 #ifdef CONFIG_BLK_DEBUG_FS
 	.queue_debugfs_attrs = fwd_queue_debugfs_attrs,
+#endif
 #endif
 	.elevator_attrs = fwd_attrs,
 	.elevator_name = "fwdsched",

@@ -17,25 +17,33 @@
 
 #ifndef _FWDSCHED_TRACE_TYPES
 #define _FWDSCHED_TRACE_TYPES
-/* Why a request was dispatched; FWD_DECIDE_SWEEP, the plain sweep, is not traced. */
+/* Why a request was dispatched (FWD_DECIDE_SWEEP: the plain sweep). */
 enum fwd_decision {
 	FWD_DECIDE_SWEEP,
 	FWD_DECIDE_WRAP,
 	FWD_DECIDE_EXPIRED,
+#ifndef FWD_NO_AGING
 	FWD_DECIDE_AGED,
+#endif
 	FWD_DECIDE_HEAD,
+#ifndef FWD_NO_FAIRNESS
 	FWD_DECIDE_FAIR_SKIP,
 	FWD_DECIDE_DETOUR,
 	FWD_DECIDE_FAIR_SWITCH,
 	FWD_DECIDE_FAIR_IDLE,
+#endif
 };
 
+#ifndef FWD_NO_HOLDS
 /* Why nothing was dispatched although requests were waiting. */
 enum fwd_hold_reason {
 	FWD_HOLD_DEPTH,
 	FWD_HOLD_FAIR,
+#ifndef FWD_NO_ANTICIPATION
 	FWD_HOLD_ANTIC,
+#endif
 };
+#endif
 #endif
 
 TRACE_DEFINE_ENUM(FWD_DECIDE_WRAP);
@@ -50,7 +58,7 @@ TRACE_DEFINE_ENUM(FWD_HOLD_DEPTH);
 TRACE_DEFINE_ENUM(FWD_HOLD_FAIR);
 TRACE_DEFINE_ENUM(FWD_HOLD_ANTIC);
 
-/* A dispatch that departs from the plain sweep. */
+/* A dispatch that departs from the plain sweep (which is not traced). */
 TRACE_EVENT(fwdsched_decide,
 	    TP_PROTO(struct request *rq, int decision, sector_t sweep_pos,
 		     pid_t owner),
