@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Unit tests of tools/patches/mkpatches: the removal of the statistics
+and tracepoints from the steps before the debugfs one, and the markers of
+the source."""
+import importlib.machinery
+import importlib.util
+import os
+import re
+import shutil
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+_loader = importlib.machinery.SourceFileLoader(
+    "mkpatches", os.path.join(HERE, "mkpatches"))
+_spec = importlib.util.spec_from_loader("mkpatches", _loader)
+mk = importlib.util.module_from_spec(_spec)
+_loader.exec_module(mk)
+
+
+def c(text):
+    """Kernel-style code from a test: leading "|" marks the margin."""
+    return "\n".join(ln.split("|", 1)[1] if "|" in ln else ln
+                     for ln in text.strip("\n").split("\n"))
+
+
+class Strip(unittest.TestCase):
+    def strip(self, text):
+        return mk.strip_instrumentation(c(text))
+
+    def test_statement_and_multiline_call(self):
+        out = self.strip("""
+            |{
+            |	a();
+            |	fwd->stats[FWD_STAT_X]++;
+            |	trace_fwdsched_decide(rq, why,
+            |			      pos, 0);
+            |	b();
+            |}""")
+        self.assertEqual(out, c("""
+            |{
+            |	a();
+            |	b();
+            |}"""))
+
+    def test_unbraced_if_goes_with_its_statement(self):
+        out = self.strip("""
+            |{
+            |	if (merged &&
+            |	    x)
+            |		fwd->stats[FWD_STAT_BIO_MERGES]++;
+            |	b();
+            |}""")
+        self.assertEqual(out, c("""
+            |{
+            |	b();
+            |}"""))
+
+    def test_else_goes_with_its_statement(self):
+        out = self.strip("""
+            |{
+            |	if (p)
+            |		flags |= 1;
+            |	else
+            |		fwd->stats[FWD_STAT_INSERTED]++;
+            |}""")
+        self.assertEqual(out, c("""
+            |{
+            |	if (p)
+            |		flags |= 1;
+            |}"""))
+
+    def test_braces_dropped_around_one_statement(self):
+        out = self.strip("""
+            |{
+            |	if (start) {
+            |		fwd->stats[FWD_STAT_DETOURS]++;
+            |		*why = FWD_DECIDE_DETOUR;
+            |	} else if (x) {
+            |		*why = 2;
+            |	} else {
+            |		*why = FWD_DECIDE_WRAP;
+            |	}
+            |}""")
+        self.assertEqual(out, c("""
+            |{
+            |	if (start)
+            |		*why = FWD_DECIDE_DETOUR;
+            |	else if (x)
+            |		*why = 2;
+            |	else
+            |		*why = FWD_DECIDE_WRAP;
+            |}"""))
+
+    def test_braces_kept_around_two_statements(self):
+        src = """
+            |{
+            |	if (a) {
+            |		x();
+            |		y();
+            |	}
+            |}"""
+        out = self.strip(src.replace("x();", "x();\n|\t\tfwd->stats[1]++;"))
+        self.assertEqual(out, c(src))
+
+    def test_blocks_left_empty_go_too(self):
+        out = self.strip("""
+            |{
+            |	if (READ_ONCE(fwd->hold) == 1) {
+            |		if (over && fwd->antic_proc) {
+            |			fwd->stats[FWD_STAT_ANTIC_HITS]++;
+            |			trace_fwdsched_anticipated(fwd->q, 1,
+            |						   true);
+            |		}
+            |	}
+            |	b();
+            |}""")
+        self.assertEqual(out, c("""
+            |{
+            |	b();
+            |}"""))
+
+    def test_labels_are_not_blocks(self):
+        out = self.strip("""
+            |{
+            |above:
+            |	if (rq != start) {
+            |		fwd->stats[FWD_STAT_FAIR_SKIPS]++;
+            |		*why = FWD_DECIDE_FAIR_SKIP;
+            |	}
+            |	return rq;
+            |}""")
+        self.assertEqual(out, c("""
+            |{
+            |above:
+            |	if (rq != start)
+            |		*why = FWD_DECIDE_FAIR_SKIP;
+            |	return rq;
+            |}"""))
+
+    def test_refuses_a_condition_with_a_side_effect(self):
+        with self.assertRaises(SystemExit):
+            self.strip("""
+                |{
+                |	if (n++ > 2)
+                |		fwd->stats[1]++;
+                |}""")
+
+    def test_refuses_a_loop_without_body(self):
+        with self.assertRaises(SystemExit):
+            self.strip("""
+                |{
+                |	for (i = 0; i < n; i++)
+                |		fwd->stats[i]++;
+                |}""")
+
+    def test_refuses_an_empty_branch(self):
+        with self.assertRaises(SystemExit):
+            self.strip("""
+                |{
+                |	if (a) {
+                |		fwd->stats[1]++;
+                |	} else {
+                |		b();
+                |	}
+                |}""")
+
+
+@unittest.skipUnless(shutil.which("unifdef"), "unifdef is not installed")
+class Source(unittest.TestCase):
+    def test_markers_name_features(self):
+        for path in (mk.SOURCE, mk.TRACE):
+            with open(path) as f:
+                used = set(re.findall(r"\bFWD_NO_(\w+)", f.read()))
+            self.assertLessEqual(used, set(mk.FEATURES), path)
+
+    def test_every_step_converts(self):
+        for _, n in mk.STEPS:
+            text = mk.intree_source(n, "A B <a@b.example>")
+            self.assertNotIn("FWD_NO_", text)
+            if n < len(mk.FEATURES):
+                self.assertNotIn("fwd->stats", text)
+                self.assertNotIn("trace_fwdsched_", text)
+                self.assertNotIn("CREATE_TRACE_POINTS", text)
+                self.assertIn("enum fwd_decision {", text)
+            else:
+                self.assertIn("CREATE_TRACE_POINTS", text)
+
+    def test_steps_grow(self):
+        # Each step only adds to the one before, but for the lines that
+        # the marked alternatives replace: a few, not a rewrite.
+        prev = None
+        for _, n in mk.STEPS:
+            lines = mk.intree_source(n, "A B <a@b.example>").split("\n")
+            if prev is not None:
+                gone = set(prev) - set(lines)
+                self.assertLess(len(gone), 40, "step %d" % n)
+            prev = lines
+
+
+if __name__ == "__main__":
+    unittest.main()
