@@ -9,8 +9,9 @@
 #    with the extra members asked for and nothing else of the tarball;
 #  - the copy is reused while the source is the same file, made again
 #    when it changes;
-#  - a source of another version, with another include/linux/blkdev.h or
-#    without block/elevator.h, and a kernel without headers, are refused
+#  - no source at all, a source of another version, with another
+#    include/linux/blkdev.h or without block/elevator.h, and a kernel
+#    without headers, are refused
 #    with exit status 1 and exactly one line naming the kernel, and leave
 #    no DIR/block (a previous good copy goes too);
 #  - -m runs make against the kernel with FWD_PRIV set, and never after a
@@ -119,6 +120,13 @@ mksource "$TMP/noelv" 117
 rm "$TMP/noelv/block/elevator.h"
 ph "$TMP/r7" -s "$TMP/noelv" -k "$K/amd64" "$REL" "$TMP/out7"
 result "refuse.no-elevator.h" refused "$TMP/r7" "$TMP/out7" "block/elevator.h"
+
+# A kernel series with no source anywhere: not given, no full tree, no
+# /usr/src/linux-source-6.99.tar.xz.
+mkdir -p "$TMP/k699/include/linux"
+printf 'VERSION = 6\nPATCHLEVEL = 99\nSUBLEVEL = 1\n' > "$TMP/k699/Makefile"
+(unset FWD_KSRC; ph "$TMP/r11" -k "$TMP/k699" "$REL" "$TMP/out11")
+result "refuse.no-source" refused "$TMP/r11" "$TMP/out11" "no /usr/src/linux-source-6.99.tar.xz"
 
 ph "$TMP/r8" -s "$TMP/tree" -k "$TMP/nothing" "$REL" "$TMP/out8"
 result "refuse.no-headers" refused "$TMP/r8" "$TMP/out8" "apt install linux-headers-$REL"
