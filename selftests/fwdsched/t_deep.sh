@@ -12,9 +12,13 @@
 # synchronous reader was between two requests.  Now:
 #  - dispatch_depth defaults to 0 there, and nothing is held (no fairness
 #    hold, no anticipation);
-#  - at every dispatch of the synchronous reader's requests, blktrace
-#    shows the deep reader with at least 16 of its 32 requests in flight
-#    (the median over the run; the hold left it 1 or 0).
+#  - at the dispatches of the synchronous reader's requests, blktrace
+#    shows the deep reader with at least half as many requests in flight
+#    as under mq-deadline in the same test (medians over the run; the
+#    hold left it 1 or 0).  mq-deadline is the reference because fio
+#    keeps all 32 in flight only on a fast enough guest (6.12 here: 32;
+#    6.1, slower under TCG: 10, with the requests spending a median of
+#    12 us in fwdsched).
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 dev=nullb7
 cfg=/sys/kernel/config/nullb/$dev
@@ -36,26 +40,39 @@ depth=$(cat "$(iosched "$dev")/dispatch_depth")
 [ "$depth" = 0 ] || fail "dispatch_depth defaults to $depth on a null_blk disk"
 
 stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-s0=$(cat "$sfs/stats")
-blk_start "$dev" deep
-# 256 MiB each: the sync reader from 1 GiB (sector 2097152) on.
-FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=256m FWD_DEEP_OFFSET=0 FWD_SYNC_OFFSET=1g \
-	run_fio "$dev" selftest/deep-sync-regions.fio "$FWD_OUT/deep-sync"
-blk_stop
-s1=$(cat "$sfs/stats")
-for c in fair_holds antic_holds depth_holds; do
-	[ "$(stat "$s1" $c)" -eq "$(stat "$s0" $c)" ] ||
-		fail "$c went up by $(( $(stat "$s1" $c) - $(stat "$s0" $c) )) on a deep device"
-done
-fwdlib inflight-at "$(blk_file deep)" 2097152
-read -r n med least <<< "$FWDLIB_OUT"
-diag "deep reader's requests in flight at the sync reader's $n dispatches: median $med, least $least"
-[ "${n:-0}" -ge 200 ] || fail "only ${n:-0} dispatches of the sync reader: too few to judge"
-[ "${med:-0}" -ge 16 ] ||
-	fail "the deep reader had a median of ${med:-0} requests in flight beside the sync reader (want >= 16 of 32)"
-"$FWD_PY" - "$FWD_OUT/deep-sync.json" <<'PY'
+
+# inflight <scheduler> <name>: the load under the scheduler, traced; the
+# median of the deep reader's requests in flight at the sync reader's
+# dispatches in MED.
+inflight() {
+	local n least
+	fresh_sched "$dev" "$1"
+	blk_start "$dev" "$2"
+	# 256 MiB each: the sync reader from 1 GiB (sector 2097152) on.
+	FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=256m FWD_DEEP_OFFSET=0 FWD_SYNC_OFFSET=1g \
+		run_fio "$dev" selftest/deep-sync-regions.fio "$FWD_OUT/$2"
+	blk_stop
+	fwdlib inflight-at "$(blk_file "$2")" 2097152
+	read -r n MED least <<< "$FWDLIB_OUT"
+	diag "$1: deep reader's requests in flight at the sync reader's $n dispatches: median $MED, least $least"
+	[ "${n:-0}" -ge 200 ] || fail "$1: only ${n:-0} dispatches of the sync reader: too few to judge"
+	"$FWD_PY" - "$FWD_OUT/$2.json" <<'PY'
 import json, sys
 for j in json.load(open(sys.argv[1]))["jobs"]:
     print("# %s: %.0f IOPS" % (j["jobname"], j["read"]["iops"]))
 PY
+}
+
+# The reference: how many requests fio keeps in flight on this guest's
+# CPUs (a slow guest keeps fewer than 32), under mq-deadline.
+inflight mq-deadline ref
+ref=$MED
+inflight fwdsched deep
+s1=$(cat "$sfs/stats")
+for c in fair_holds antic_holds depth_holds; do
+	[ "$(stat "$s1" $c)" -eq 0 ] || fail "$c is $(stat "$s1" $c) on a deep device"
+done
+[ "${ref:-0}" -ge 8 ] || skip "fio kept only ${ref:-0} requests in flight under mq-deadline: too slow a guest to judge"
+[ $(( ${MED:-0} * 2 )) -ge "$ref" ] ||
+	fail "the deep reader had a median of ${MED:-0} requests in flight beside the sync reader, under mq-deadline $ref"
 exit 0

@@ -27,9 +27,10 @@
 # which turns a request away (BLK_STS_RESOURCE) when two contexts issue
 # at once, whatever the scheduler.  The loads:
 #  1. 16 random readers of one process with dispatch_depth 2: the SD
-#     card's default; on null_blk, which has a hardware queue per CPU
-#     here, set for the test, with fio on both CPUs, so that holds are
-#     ended by completions on either queue;
+#     card's default; on null_blk (a disk of the test's own, with a
+#     hardware queue per CPU and 100 us completions) set for the test,
+#     with fio on both CPUs, so that holds are ended by completions on
+#     either queue;
 #  2. on the SD card, a deep asynchronous reader against a synchronous
 #     reader: fairness holds and anticipations.  An anticipation that
 #     times out is the one hold a timer ends; those are counted apart and
@@ -37,6 +38,26 @@
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
 kind=$(disk_kind "$d")
+if [ "$kind" != mmc ]; then
+	# A null_blk disk of its own whose requests take 100 us, so that
+	# dispatch_depth requests are in flight (and holds happen) whatever
+	# the guest's speed; a hardware queue per CPU.
+	d=nullb6
+	cfg=/sys/kernel/config/nullb/$d
+	cleanup() {
+		fwd_test_exit
+		if [ -d "$cfg" ]; then
+			set_sched "$d" none 2>/dev/null
+			echo 0 > "$cfg/power"
+			rmdir "$cfg"
+		fi
+	}
+	trap cleanup EXIT
+	nullb_create "$d" irqmode=2 completion_nsec=100000 hw_queue_depth=64 \
+		submit_queues="$(nproc)" size=2048 || skip "cannot make a null_blk disk"
+	[ -b "/dev/$d" ] || skip "no /dev/$d"
+	fresh_sched "$d" fwdsched
+fi
 sfs=$(schedfs "$d")
 reset_tunables "$d"
 [ "$kind" = mmc ] || tunable_set "$d" dispatch_depth 2
