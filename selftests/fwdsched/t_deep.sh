@@ -13,12 +13,14 @@
 #  - dispatch_depth defaults to 0 there, and nothing is held (no fairness
 #    hold, no anticipation);
 #  - at the dispatches of the synchronous reader's requests, blktrace
-#    shows the deep reader with at least half as many requests in flight
-#    as under mq-deadline in the same test (medians over the run; the
-#    hold left it 1 or 0).  mq-deadline is the reference because fio
-#    keeps all 32 in flight only on a fast enough guest (6.12 here: 32;
-#    6.1, slower under TCG: 10, with the requests spending a median of
-#    12 us in fwdsched).
+#    shows the deep reader with at least 4 requests in flight, and at
+#    least a third of what it keeps under mq-deadline in the same test
+#    (medians over the run; the hold left it 1 or 0).  mq-deadline is the
+#    reference because fio keeps all 32 in flight only where the guest's
+#    CPUs keep up: on 6.12 here 32; on the slower 6.1 and 7.2 guests 9 to
+#    20, with requests spending a median of 10-12 us in either scheduler
+#    and fio submitting more slowly under fwdsched, whose CPU cost per
+#    request is higher (the benchmark's nullb-cpu experiment measures it).
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 dev=nullb7
 cfg=/sys/kernel/config/nullb/$dev
@@ -73,6 +75,6 @@ for c in fair_holds antic_holds depth_holds; do
 	[ "$(stat "$s1" $c)" -eq 0 ] || fail "$c is $(stat "$s1" $c) on a deep device"
 done
 [ "${ref:-0}" -ge 8 ] || skip "fio kept only ${ref:-0} requests in flight under mq-deadline: too slow a guest to judge"
-[ $(( ${MED:-0} * 2 )) -ge "$ref" ] ||
+[ $(( ${MED:-0} * 3 )) -ge "$ref" ] && [ "${MED:-0}" -ge 4 ] ||
 	fail "the deep reader had a median of ${MED:-0} requests in flight beside the sync reader, under mq-deadline $ref"
 exit 0
