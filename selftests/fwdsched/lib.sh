@@ -40,6 +40,13 @@ stat_get() {
 	echo "$v"
 }
 
+# stat_of <copy> <name>: a counter of a saved copy of the "stats" file
+stat_of() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
+
+# stat_delta <before> <after> <name>: a counter's growth between two
+# saved copies of the "stats" file
+stat_delta() { echo $(( $(stat_of "$2" "$3") - $(stat_of "$1" "$3") )); }
+
 # tunable_set <disk> <name> <value>: write and verify, fail otherwise
 tunable_set() {
 	local f

@@ -27,9 +27,6 @@ tunable_set "$d" read_expire 600000
 tunable_set "$d" write_expire 600000
 slack=$(cat "$(iosched "$d")/fair_slack")
 
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
-
 # judge <trace name> <min requests>: the bound over the whole trace.
 judge() {
 	local reqs owners viol
@@ -50,9 +47,9 @@ FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
 	run_fio "$d" selftest/writer-vs-stream.fio "$FWD_OUT/writer"
 blk_stop
 s1=$(cat "$sfs/stats")
-diag "writer vs stream: fair_switches $(delta "$s0" "$s1" fair_switches), expired $(delta "$s0" "$s1" expired)"
+diag "writer vs stream: fair_switches $(stat_delta "$s0" "$s1" fair_switches), expired $(stat_delta "$s0" "$s1" expired)"
 judge writer 300
-[ "$(delta "$s0" "$s1" fair_switches)" -gt 0 ] ||
+[ "$(stat_delta "$s0" "$s1" fair_switches)" -gt 0 ] ||
 	fail "fairness never switched the direction for the writer"
 
 # 2. The scan's fallback.
@@ -63,9 +60,9 @@ FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=64m FWD_DEEP_OFFSET=1g FWD_SYNC_OFFSET=0 
 	run_fio "$d" selftest/deep-sync-regions.fio "$FWD_OUT/fallback"
 blk_stop
 s1=$(cat "$sfs/stats")
-diag "fallback: fair_fallbacks $(delta "$s0" "$s1" fair_fallbacks), detours $(delta "$s0" "$s1" detours)"
+diag "fallback: fair_fallbacks $(stat_delta "$s0" "$s1" fair_fallbacks), detours $(stat_delta "$s0" "$s1" detours)"
 judge fallback 300
-[ "$(delta "$s0" "$s1" fair_fallbacks)" -gt 0 ] ||
+[ "$(stat_delta "$s0" "$s1" fair_fallbacks)" -gt 0 ] ||
 	fail "the scan never fell back: the case was not exercised"
 
 reset_tunables "$d"

@@ -41,8 +41,6 @@ sfs=$(schedfs "$dev")
 depth=$(cat "$(iosched "$dev")/dispatch_depth")
 [ "$depth" = 0 ] || fail "dispatch_depth defaults to $depth on a null_blk disk"
 
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-
 # inflight <scheduler> <name>: the load under the scheduler, traced; the
 # median of the deep reader's requests in flight at the sync reader's
 # dispatches in MED.
@@ -72,7 +70,7 @@ ref=$MED
 inflight fwdsched deep
 s1=$(cat "$sfs/stats")
 for c in fair_holds antic_holds depth_holds; do
-	[ "$(stat "$s1" $c)" -eq 0 ] || fail "$c is $(stat "$s1" $c) on a deep device"
+	[ "$(stat_of "$s1" $c)" -eq 0 ] || fail "$c is $(stat_of "$s1" $c) on a deep device"
 done
 [ "${ref:-0}" -ge 8 ] || skip "fio kept only ${ref:-0} requests in flight under mq-deadline: too slow a guest to judge"
 [ $(( ${MED:-0} * 3 )) -ge "$ref" ] && [ "${MED:-0}" -ge 4 ] ||

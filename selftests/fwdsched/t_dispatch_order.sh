@@ -30,8 +30,7 @@ FWD_RUNTIME=${FWD_RUNTIME:-8} FWD_SIZE=128m FWD_IOSIZE=1m \
 	run_fio_ordered "$d" selftest/r16-randread "$FWD_OUT/r16-randread"
 blk_stop
 s1=$(cat "$(schedfs "$d")/stats")
-delta() { echo $(( $(awk -v n="$1" '$1 == n {print $2}' <<< "$s1") - \
-		   $(awk -v n="$1" '$1 == n {print $2}' <<< "$s0") )); }
+delta() { stat_delta "$s0" "$s1" "$1"; }
 
 fwdlib reads "$(blk_file order)"
 read -r nd back cpus <<< "$FWDLIB_OUT"

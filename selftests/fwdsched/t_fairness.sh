@@ -42,9 +42,6 @@ echo on > "$sfs/threads" || fail "cannot turn thread accounting on"
 rows=$(grep -vc '^#' "$sfs/procs")
 [ "$rows" -eq 0 ] || fail "procs has $rows rows right after reset: $(cat "$sfs/procs")"
 
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
-
 slack=$(cat "$(iosched "$d")/fair_slack")
 s0=$(cat "$sfs/stats")
 FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m run_fio "$d" selftest/fair-deep-sync "$FWD_OUT/fair-deep-sync"
@@ -98,10 +95,10 @@ for k, v in (("procs", np_), ("procs_jain", jp), ("threads", nt),
     if fair[k] != v:
         sys.exit("# fairness says %s %d, computed %d" % (k, fair[k], v))
 PY
-np=$(stat "$fair" procs)
+np=$(stat_of "$fair" procs)
 
 # 2. The starvation bound, in dispatches of other processes.
-bypass=$(( $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" aged) + $(delta "$s0" "$s1" head) ))
+bypass=$(( $(stat_delta "$s0" "$s1" expired) + $(stat_delta "$s0" "$s1" aged) + $(stat_delta "$s0" "$s1" head) ))
 bound=$(( (np - 1) * (2 * slack + 3 + bypass) + bypass ))
 worst=$(procs_get "$procs" max_passed comm | awk '$2 == "fio" { if ($1 > m) m = $1 } END { print m + 0 }')
 diag "fair_slack $slack: most dispatches of others while a fio process waited $worst, bound $bound (bypassing $bypass)"
@@ -121,12 +118,12 @@ s1=$(cat "$sfs/stats")
 off=$(cat "$sfs/procs")
 diag "$off"
 for c in fair_skips detours fair_idle fair_holds antic_holds fair_switches; do
-	[ "$(delta "$s0" "$s1" $c)" -eq 0 ] ||
-		fail "fair_slack 4096 (off) but $c went up by $(delta "$s0" "$s1" $c)"
+	[ "$(stat_delta "$s0" "$s1" $c)" -eq 0 ] ||
+		fail "fair_slack 4096 (off) but $c went up by $(stat_delta "$s0" "$s1" $c)"
 done
 fwdlib reads "$(blk_file pure)"
 read -r nd back cpus <<< "$FWDLIB_OUT"
-excused=$(( $(delta "$s0" "$s1" wraps) + $(delta "$s0" "$s1" expired) + $(delta "$s0" "$s1" head) ))
+excused=$(( $(stat_delta "$s0" "$s1" wraps) + $(stat_delta "$s0" "$s1" expired) + $(stat_delta "$s0" "$s1" head) ))
 tol=$(( nd / 100 + 2 ))
 diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
 [ "$nd" -ge 100 ] || fail "only $nd dispatches seen: load too small to judge"

@@ -64,9 +64,6 @@ reset_tunables "$d"
 [ "$(cat "$(iosched "$d")/dispatch_depth")" = 2 ] ||
 	fail "dispatch_depth is $(cat "$(iosched "$d")/dispatch_depth") on $d"
 
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
-
 # reference <job> [fio args...]: the re-polls per completed request
 # under mq-deadline for the same load, in REF_REPOLLS / REF_COMPLETED.
 reference() {
@@ -98,16 +95,16 @@ load() {
 	c1=$(completed "$d")
 	s1=$(cat "$sfs/stats")
 	ncomp=$((c1 - c0))
-	holds=$(( $(delta "$s0" "$s1" depth_holds) + $(delta "$s0" "$s1" fair_holds) +
-		  $(delta "$s0" "$s1" antic_holds) ))
-	disp=$(delta "$s0" "$s1" dispatched)
-	empty=$(delta "$s0" "$s1" empty_dispatches)
+	holds=$(( $(stat_delta "$s0" "$s1" depth_holds) + $(stat_delta "$s0" "$s1" fair_holds) +
+		  $(stat_delta "$s0" "$s1" antic_holds) ))
+	disp=$(stat_delta "$s0" "$s1" dispatched)
+	empty=$(stat_delta "$s0" "$s1" empty_dispatches)
 	# one per 20 completions beyond mq-deadline's rate, rounded up
 	allowed=$(( ncomp / 20 + (REF_REPOLLS * ncomp + REF_COMPLETED - 1) / REF_COMPLETED ))
 	diag "$name: $ncomp completed, $REPOLLS re-polls (allowed $allowed), $DELAYED_RUNS delayed runs in all;" \
-		"$disp dispatched, $empty empty; holds: depth $(delta "$s0" "$s1" depth_holds)," \
-		"fair $(delta "$s0" "$s1" fair_holds), anticipation $(delta "$s0" "$s1" antic_holds)" \
-		"(ended by the request $(delta "$s0" "$s1" antic_hits), by the timer $(delta "$s0" "$s1" antic_timeouts))"
+		"$disp dispatched, $empty empty; holds: depth $(stat_delta "$s0" "$s1" depth_holds)," \
+		"fair $(stat_delta "$s0" "$s1" fair_holds), anticipation $(stat_delta "$s0" "$s1" antic_holds)" \
+		"(ended by the request $(stat_delta "$s0" "$s1" antic_hits), by the timer $(stat_delta "$s0" "$s1" antic_timeouts))"
 	[ "$ncomp" -ge 500 ] || fail "$name: only $ncomp requests completed: too few to judge"
 	[ "$holds" -ge "$min" ] || fail "$name: only $holds holds: nothing was judged"
 	[ "$REPOLLS" -le "$allowed" ] ||
@@ -121,7 +118,7 @@ FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=128m FWD_IOSIZE=1g \
 if [ "$kind" = mmc ]; then
 	FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m \
 		load deep-sync selftest/fair-deep-sync.fio 100
-	[ "$(stat "$(cat "$sfs/stats")" fair_holds)" -gt 0 ] ||
+	[ "$(stat_of "$(cat "$sfs/stats")" fair_holds)" -gt 0 ] ||
 		fail "the deep-vs-sync load made no fairness hold"
 fi
 

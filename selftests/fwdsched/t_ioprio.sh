@@ -19,9 +19,6 @@ reset_tunables "$d"
 sfs=$(schedfs "$d")
 tunable_set "$d" prio_aging_expire 1000
 
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
-
 # pair <hi-class> <lo-class>: run both, check the higher one's waits.
 pair() {
 	local hi=$1 lo=$2 s0 s1 procs pids=() c bypass hp lr
@@ -41,7 +38,7 @@ pair() {
 	procs=$(cat "$sfs/procs")
 	printf '%s\n' "$procs" > "$FWD_OUT/procs-$hi-$lo.txt"
 	diag "$procs"
-	bypass=$(( $(delta "$s0" "$s1" aged) + $(delta "$s0" "$s1" head) ))
+	bypass=$(( $(stat_delta "$s0" "$s1" aged) + $(stat_delta "$s0" "$s1" head) ))
 	name() { case $1 in 1) echo rt ;; 2) echo be ;; 3) echo idle ;; esac; }
 	# max_passed of the higher class, requests of the lower class
 	hp=$(procs_get "$procs" class max_passed comm |

@@ -29,9 +29,6 @@ echo reset > "$sfs/procs" || fail "cannot reset procs"
 pin=()
 [ "$kind" = mmc ] || pin=(taskset -c 0)
 
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
-
 s0=$(cat "$sfs/stats")
 blk_start "$d" procs
 "${pin[@]}" fio --output-format=json --output="$FWD_OUT/deep.json" \
@@ -62,9 +59,9 @@ printf '%s\n' "$procs" > "$FWD_OUT/procs.txt"
 
 rows=$(procs_get "$procs" tgid rd_reqs rd_sectors comm | awk '$4 == "dd"')
 nrows=$(grep -c . <<< "$rows")
-created=$(delta "$s0" "$s1" procs_created)
-retired=$(delta "$s0" "$s1" procs_retired)
-diag "procs: $nrows rows of dd; created $created, retired $retired, nomem $(delta "$s0" "$s1" procs_nomem)"
+created=$(stat_delta "$s0" "$s1" procs_created)
+retired=$(stat_delta "$s0" "$s1" procs_retired)
+diag "procs: $nrows rows of dd; created $created, retired $retired, nomem $(stat_delta "$s0" "$s1" procs_nomem)"
 # The processes run one after another for longer than 10 s on a slow
 # disk, so the first ones' entries may be retired before the last ones
 # end: every dd process has its row, or its entry was retired.
@@ -75,7 +72,7 @@ wrong=$(awk '$2 != 16 || $3 != 128' <<< "$rows")
 missing=$(comm -23 <(printf '%s\n' "${pids[@]}" | sort) <(awk '{print $1}' <<< "$rows" | sort) | grep -c .)
 [ "$missing" -le "$retired" ] ||
 	fail "$missing dd processes have no row, but only $retired entries were retired"
-[ "$(delta "$s0" "$s1" procs_nomem)" -eq 0 ] || fail "requests were charged to the fallback entry"
+[ "$(stat_delta "$s0" "$s1" procs_nomem)" -eq 0 ] || fail "requests were charged to the fallback entry"
 
 if [ "$kind" = mmc ]; then
 	slack=$(cat "$(iosched "$d")/fair_slack")
@@ -95,8 +92,8 @@ for i in 1 2; do
 		fail "dd failed"
 done
 s3=$(cat "$sfs/stats")
-diag "after 10 s idle, two new processes retired $(delta "$s2" "$s3" procs_retired) entries"
-[ "$(delta "$s2" "$s3" procs_retired)" -ge 2 ] ||
-	fail "two new processes retired only $(delta "$s2" "$s3" procs_retired) idle entries"
+diag "after 10 s idle, two new processes retired $(stat_delta "$s2" "$s3" procs_retired) entries"
+[ "$(stat_delta "$s2" "$s3" procs_retired)" -ge 2 ] ||
+	fail "two new processes retired only $(stat_delta "$s2" "$s3" procs_retired) idle entries"
 reset_tunables "$d"
 exit 0
