@@ -440,9 +440,12 @@ struct fwd_data {
 	struct fwd_proc *hold_proc;
 #endif
 #ifndef FWD_NO_ANTICIPATION
-	/* The process the next anticipation waits for, see fwd_hold_next(). */
+	/*
+	 * The process the next anticipation waits for, see fwd_hold_next(),
+	 * and its think-time window (both read by completions, see
+	 * fwd_hold_done()); the timer's delay.
+	 */
 	struct fwd_proc *antic_proc;
-	/* Its think-time window (read by completions), and the timer's delay. */
 	u64 antic_window_ns;
 	u64 antic_delay_ns;
 	/* Set by the anticipation timer when it ended a hold. */
@@ -488,6 +491,10 @@ struct fwd_data {
 	 */
 	atomic_t inflight ____cacheline_aligned_in_smp;
 	unsigned int hold;
+#endif
+#ifndef FWD_NO_ANTICIPATION
+	/* Anticipations started by a completion; see fwd_hold_done(). */
+	atomic_t antic_starts;
 #endif
 #ifndef FWD_NO_ANTICIPATION
 	struct hrtimer antic_timer;
@@ -1480,6 +1487,28 @@ static bool fwd_antic_worth(struct fwd_data *fwd, struct fwd_proc *w,
 	*window = min(fwd_proc_grace_ns(w), max_ns);
 	return true;
 }
+
+/*
+ * The anticipation timer ended a hold without the anticipated request:
+ * the process's grace after that completion is given up, so that the
+ * sweep goes on without it.
+ */
+static void fwd_antic_timedout(struct fwd_data *fwd)
+{
+	struct fwd_proc *w = fwd->antic_proc;
+
+	lockdep_assert_held(&fwd->lock);
+
+	if (!READ_ONCE(fwd->antic_timedout))
+		return;
+	WRITE_ONCE(fwd->antic_timedout, false);
+	if (!w)
+		return;
+	w->cut_done_ns = READ_ONCE(w->last_done_ns);
+	WRITE_ONCE(fwd->antic_proc, NULL);
+	fwd->stats[FWD_STAT_ANTIC_TIMEOUTS]++;
+	trace_fwdsched_anticipated(fwd->q, fwd_proc_nr(w), false);
+}
 #endif
 
 /*
@@ -1535,7 +1564,9 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 	lockdep_assert_held(&fwd->lock);
 
 #ifndef FWD_NO_ANTICIPATION
-	fwd->antic_proc = NULL;
+	/* A timeout is charged to the process it waited for, not the next. */
+	fwd_antic_timedout(fwd);
+	WRITE_ONCE(fwd->antic_proc, NULL);
 #endif
 #ifndef FWD_NO_DEBUGFS
 	fwd->hold_proc = NULL;
@@ -1551,8 +1582,8 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 		if (inflight >= n) {
 #ifndef FWD_NO_ANTICIPATION
 			if (fwd_antic_worth(fwd, w, &window)) {
-				fwd->antic_proc = w;
 				WRITE_ONCE(fwd->antic_window_ns, window);
+				WRITE_ONCE(fwd->antic_proc, w);
 			}
 #endif
 			*reason = FWD_HOLD_FAIR;
@@ -1575,7 +1606,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 			end = done + window;
 			if (done && done != w->cut_done_ns && now < end &&
 			    !atomic_read(&w->inflight)) {
-				fwd->antic_proc = w;
+				WRITE_ONCE(fwd->antic_proc, w);
 				fwd->antic_delay_ns = end - now;
 				*reason = FWD_HOLD_ANTIC;
 				return FWD_HOLD_ANTIC_ON;
@@ -1646,28 +1677,6 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 }
 
 #ifndef FWD_NO_ANTICIPATION
-/*
- * The anticipation timer ended a hold without the anticipated request:
- * the process's grace after that completion is given up, so that the
- * sweep goes on without it.
- */
-static void fwd_antic_timedout(struct fwd_data *fwd)
-{
-	struct fwd_proc *w = fwd->antic_proc;
-
-	lockdep_assert_held(&fwd->lock);
-
-	if (!READ_ONCE(fwd->antic_timedout))
-		return;
-	WRITE_ONCE(fwd->antic_timedout, false);
-	if (!w)
-		return;
-	w->cut_done_ns = READ_ONCE(w->last_done_ns);
-	fwd->antic_proc = NULL;
-	fwd->stats[FWD_STAT_ANTIC_TIMEOUTS]++;
-	trace_fwdsched_anticipated(fwd->q, fwd_proc_nr(w), false);
-}
-
 static enum hrtimer_restart fwd_antic_timer_fn(struct hrtimer *timer)
 {
 	struct fwd_data *fwd = container_of(timer, struct fwd_data,
@@ -2022,6 +2031,14 @@ static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 	 * window is still open: then the anticipation prepared by
 	 * fwd_hold_next() starts.  Without the lock, the entry may be
 	 * retired meanwhile: it is freed after a grace period.
+	 *
+	 * The decision may be stale: an insertion may have queued W's
+	 * request and kept the same hold value.  It wrote antic_proc
+	 * before its fwd_set_hold() ordered the hold against the in-flight
+	 * count; this completion decremented the count before it read the
+	 * hold, and the cmpxchg() is fully ordered, so reading antic_proc
+	 * again after it sees the insertion's value.  A stale start is
+	 * taken back.
 	 */
 	rcu_read_lock();
 	w = READ_ONCE(fwd->antic_proc);
@@ -2031,10 +2048,17 @@ static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 		      READ_ONCE(fwd->antic_window_ns);
 		if (now < end && !atomic_read(&w->inflight) &&
 		    cmpxchg(&fwd->hold, hold, FWD_HOLD_ANTIC_ON) == hold) {
-			hrtimer_start(&fwd->antic_timer, ns_to_ktime(end - now),
-				      HRTIMER_MODE_REL);
-			rcu_read_unlock();
-			return;
+			if (READ_ONCE(fwd->antic_proc) == w) {
+				hrtimer_start(&fwd->antic_timer,
+					      ns_to_ktime(end - now),
+					      HRTIMER_MODE_REL);
+				atomic_inc(&fwd->antic_starts);
+				trace_fwdsched_hold(fwd->q, FWD_HOLD_ANTIC, 0,
+						    fwd_proc_nr(w));
+				rcu_read_unlock();
+				return;
+			}
+			hold = FWD_HOLD_ANTIC_ON;
 		}
 	}
 	rcu_read_unlock();
@@ -2624,6 +2648,10 @@ static int fwd_stats_show(void *data, struct seq_file *m)
 	spin_lock(&fwd->lock);
 	memcpy(stats, fwd->stats, sizeof(stats));
 	spin_unlock(&fwd->lock);
+#ifndef FWD_NO_ANTICIPATION
+	/* Anticipations that a completion started, without the lock. */
+	stats[FWD_STAT_ANTIC_HOLDS] += atomic_read(&fwd->antic_starts);
+#endif
 
 	for (i = 0; i < FWD_STAT_COUNT; i++)
 		seq_printf(m, "%s %llu\n", fwd_stat_names[i], stats[i]);

@@ -12,7 +12,9 @@
 #  - fwdsched_hold events of each reason equal depth_holds, fair_holds
 #    and antic_holds;
 #  - fwdsched_anticipated events equal antic_hits ("arrived") and
-#    antic_timeouts ("timed out");
+#    antic_timeouts ("timed out"), and no more anticipations end than
+#    started (antic_hits + antic_timeouts <= antic_holds, whether the
+#    dispatch or a completion started them);
 #  - some decisions were made at all (wraps and holds), or nothing was
 #    judged.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
@@ -23,9 +25,6 @@ reset_tunables "$d"
 [ "$(disk_kind "$d")" = mmc ] || tunable_set "$d" dispatch_depth 2
 mountpoint -q "$t" || mount -t tracefs nodev "$t" 2>/dev/null || skip "no tracefs"
 [ -d "$t/events/fwdsched" ] || fail "no fwdsched trace events in $t/events"
-
-stat() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
-delta() { echo $(( $(stat "$2" "$3") - $(stat "$1" "$3") )); }
 
 echo 16384 > "$t/buffer_size_kb"
 : > "$t/trace"
@@ -45,7 +44,7 @@ bad=0
 pair() {
 	local ev=$1 kind=$2 counter=$3 n c
 	n=$(count "$ev" "$kind")
-	c=$(delta "$s0" "$s1" "$counter")
+	c=$(stat_delta "$s0" "$s1" "$counter")
 	diag "$ev $kind: $n events, $counter +$c"
 	[ "$n" -eq "$c" ] || bad=$((bad + 1))
 }
@@ -61,8 +60,11 @@ pair fwdsched_hold anticipate antic_holds
 pair fwdsched_anticipated arrived antic_hits
 pair fwdsched_anticipated "timed out" antic_timeouts
 [ "$bad" -eq 0 ] || fail "$bad kinds of events differ from the counters"
-[ "$(delta "$s0" "$s1" wraps)" -gt 0 ] || fail "no wraps: nothing was judged"
-[ $(( $(delta "$s0" "$s1" depth_holds) + $(delta "$s0" "$s1" fair_holds) )) -gt 0 ] ||
+ended=$(( $(stat_delta "$s0" "$s1" antic_hits) + $(stat_delta "$s0" "$s1" antic_timeouts) ))
+[ "$ended" -le "$(stat_delta "$s0" "$s1" antic_holds)" ] ||
+	fail "$ended anticipations ended, but only $(stat_delta "$s0" "$s1" antic_holds) started"
+[ "$(stat_delta "$s0" "$s1" wraps)" -gt 0 ] || fail "no wraps: nothing was judged"
+[ $(( $(stat_delta "$s0" "$s1" depth_holds) + $(stat_delta "$s0" "$s1" fair_holds) )) -gt 0 ] ||
 	fail "no holds: nothing was judged"
 reset_tunables "$d"
 exit 0
