@@ -2884,12 +2884,17 @@ static ssize_t fwd_threads_write(void *data, const char __user *buf,
  */
 static u64 fwd_jain(const u64 *x, unsigned int n)
 {
-	u64 max = 0, sum = 0, sq = 0;
+	u64 max = 0, sum = 0, sq = 0, lim;
 	unsigned int i, shift = 0;
 
+	/*
+	 * Scaled so that n * max < 2^30: then n * sq < 2^60 and
+	 * sum * 10^6 < 2^50, whatever the number of processes.
+	 */
+	lim = max_t(u64, div_u64(1ULL << 30, max(n, 1U)), 1);
 	for (i = 0; i < n; i++)
 		max = max(max, x[i]);
-	while ((max >> shift) >= (1ULL << 24))
+	while ((max >> shift) >= lim)
 		shift++;
 	for (i = 0; i < n; i++) {
 		u64 v = x[i] >> shift;
