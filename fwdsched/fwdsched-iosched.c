@@ -1643,7 +1643,9 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 
 	lockdep_assert_held(&fwd->lock);
 
-	WRITE_ONCE(fwd->hold, hold);
+	/* Only a change dirties the cache line that completions read. */
+	if (hold != old)
+		WRITE_ONCE(fwd->hold, hold);
 #ifdef FWD_NO_ANTICIPATION
 	if (hold) {
 #else
