@@ -103,8 +103,11 @@ static const unsigned int anticipate_us = 4000;	  /* longest think time waited f
 /*
  * Default dispatch_depth of an MMC card without command queueing: one
  * request on the card and the next being prepared.  The MMC block driver
- * gives a command-queueing host one tag per hardware slot (at most 32)
- * and every other host its fixed depth of 64.
+ * gives a command-queueing (CQE) host one tag per hardware slot (at most
+ * 32) and every other host its fixed depth of 64.  Hosts with software
+ * queueing (HSQ) also get 64 and cannot be told apart here; their driver
+ * turns away requests beyond its own depth (2 before 6.5, up to 5 after),
+ * so the default of 2 costs them at most that difference.
  */
 #define FWD_MMC_DEPTH		2U
 #define FWD_MMC_CQ_MAX_TAGS	32U
