@@ -10,6 +10,8 @@
 #   make check-debug      the tests on debug kernels (lockdep, KASAN, ...)
 #   make debug-kernel     build the debug kernels once (kept in FWD_CACHE)
 #   make bench            the benchmark on the emulated flash card
+#   make soak             20 minutes of verified mixed I/O with scheduler
+#                         switches on the SD card and null_blk (6.12)
 #   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels
 #   make patches          regenerate patches/ from the sources
@@ -36,7 +38,7 @@ endif
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
 .PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches \
-	install uninstall deb check-pkg clean $(addprefix build-,$(KVERS))
+	install uninstall deb check-pkg soak clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -57,6 +59,9 @@ debug-kernel: deps
 
 bench: deps
 	tools/bench
+
+soak: deps
+	tools/soak
 
 crosslayer: deps
 	CROSSLAYER_KVER=$(or $(KVER),6.12) tools/crosslayer

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""publish: append one benchmark run to BENCHMARKS.md (tools/bench --publish).
+"""publish: append one benchmark or soak run to BENCHMARKS.md
+(tools/bench --publish, tools/soak --publish).
 
 usage: publish.py [--file BENCHMARKS.md] RESULTS_DIR
 
@@ -10,7 +11,9 @@ host's state at the start and the end, the duration, and the report's
 target table copied verbatim from report.md (between its
 "targets:begin" and "targets:end" markers).  Nothing in the entry is
 typed by hand.  Exit 2 with a message when the run has no plan or no
-report with a target table, or when it is already in the file.
+report with a target table, or when it is already in the file.  A soak
+run (results/soak-<timestamp>/, tools/soak) has a meta.json instead of a
+plan, and its entry carries the report's result table.
 """
 
 import json
@@ -26,8 +29,37 @@ class PublishError(Exception):
     pass
 
 
+def soak_entry(root, run):
+    """The entry of a soak run (tools/soak): its meta.json and the result
+    table of its report.md."""
+    try:
+        with open(os.path.join(root, "meta.json")) as f:
+            m = json.load(f)
+        with open(os.path.join(root, "report.md")) as f:
+            md = f.read()
+    except (OSError, ValueError) as e:
+        raise PublishError("%s: no meta or report (%s)" % (root, e)) from None
+    if BEGIN not in md or END not in md:
+        raise PublishError("%s/report.md has no result table" % root)
+    block = md[md.index(BEGIN) + len(BEGIN):md.index(END)].strip("\n")
+    s, h = m["settings"], m.get("host") or {}
+    lines = ["## %s — soak, %s (run `%s`)" % (m["created"][:10], ", ".join(s["kernels"]), run),
+             "",
+             "- commit: `%s`%s" % (m.get("commit"),
+                                   " with uncommitted changes" if m.get("dirty") else ""),
+             "- command: `%s`" % m["command"],
+             "- started: %s; %d min of I/O per kernel, a scheduler switch every %d s" % (
+                 m["created"], s["minutes"], s["switch_s"]),
+             "- host: %s CPUs, host kernel %s" % (h.get("nproc"), h.get("uname")),
+             "- full report: `results/%s/report.md` (not in git)" % run,
+             "", block, ""]
+    return run, "\n".join(lines)
+
+
 def entry(root):
     run = os.path.basename(os.path.realpath(root))
+    if os.path.exists(os.path.join(root, "meta.json")):
+        return soak_entry(root, run)
     try:
         with open(os.path.join(root, "plan.json")) as f:
             plan = json.load(f)
