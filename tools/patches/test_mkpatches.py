@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: GPL-2.0
 """Unit tests of tools/patches/mkpatches: the removal of the statistics
-and tracepoints from the steps before the debugfs one, and the markers of
-the source."""
+and tracepoints from the steps before the debugfs one, the markers of
+the source, and the identity both series are signed with (patchid)."""
 import importlib.machinery
 import importlib.util
 import os
 import re
 import shutil
+import subprocess
+import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -195,6 +198,50 @@ class Source(unittest.TestCase):
                 gone = set(prev) - set(lines)
                 self.assertLess(len(gone), 40, "step %d" % n)
             prev = lines
+
+
+sys.path.insert(0, HERE)
+import patchid  # noqa: E402
+
+
+class Identity(unittest.TestCase):
+    def repo(self, **config):
+        d = tempfile.mkdtemp()
+        env = dict(os.environ, GIT_CONFIG_GLOBAL="/dev/null",
+                   GIT_CONFIG_NOSYSTEM="1")
+        subprocess.run(["git", "init", "-q", d], check=True, env=env)
+        for k, v in config.items():
+            subprocess.run(["git", "-C", d, "config", k.replace("_", "."), v],
+                           check=True, env=env)
+        self.addCleanup(shutil.rmtree, d)
+        return d
+
+    def test_taken_from_git_config(self):
+        d = self.repo(user_name="Ada Lovelace", user_email="ada@example.org")
+        self.assertEqual(patchid.identity(d), ("Ada Lovelace", "ada@example.org"))
+
+    def test_refused_without_one(self):
+        old = os.environ.get("GIT_CONFIG_GLOBAL")
+        os.environ["GIT_CONFIG_GLOBAL"] = "/dev/null"
+        try:
+            for cfg in ({}, {"user_name": "Ada"}, {"user_email": "ada@example.org"}):
+                with self.assertRaises(patchid.NoIdentity):
+                    patchid.identity(self.repo(**cfg))
+        finally:
+            if old is None:
+                del os.environ["GIT_CONFIG_GLOBAL"]
+            else:
+                os.environ["GIT_CONFIG_GLOBAL"] = old
+
+    def test_no_identity_written_into_the_sources(self):
+        """The signature is added when a series is generated, never kept
+        in the sources it is generated from."""
+        root = os.path.dirname(os.path.dirname(HERE))
+        for f in ["mmc_history/core/commit-msg"] + [
+                os.path.join("tools/patches/patch-msgs", m)
+                for m in os.listdir(os.path.join(HERE, "patch-msgs"))]:
+            with open(os.path.join(root, f)) as fh:
+                self.assertNotIn("Signed-off-by:", fh.read(), f)
 
 
 if __name__ == "__main__":
