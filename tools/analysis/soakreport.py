@@ -29,7 +29,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchplan  # noqa: E402  (host and git state, shared with bench)
 
 BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
-# fio-jobs/soak-mixed.fio: 4 writers, 4 sync readers, 2 async readers,
+# fio-jobs/selftest/soak-mixed.fio: 4 writers, 4 sync readers, 2 async readers,
 # and the discarder where the disk has discard
 MIN_JOBS = 10
 
@@ -121,7 +121,7 @@ def report(root, seconds):
              "- %d min of I/O per kernel, a scheduler switch every %d s; the "
              "whole run took %d min" % (m["settings"]["minutes"],
                                         m["settings"]["switch_s"], seconds // 60),
-             "- load: fio-jobs/soak-mixed.fio (4 crc32c-verified writers with a "
+             "- load: fio-jobs/selftest/soak-mixed.fio (4 crc32c-verified writers with a "
              "flush every 16 writes, 64 KiB discards, 4 synchronous and 2 "
              "asynchronous readers); errors counts fio's job errors, failed "
              "switches, splats on the console and a module that did not unload",

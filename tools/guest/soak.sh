@@ -3,7 +3,7 @@
 #
 # tools/guest/soak.sh <results dir> <seconds> <switch period s>
 #
-# The guest half of tools/soak: fio-jobs/soak-mixed.fio (writers verified
+# The guest half of tools/soak: fio-jobs/selftest/soak-mixed.fio (writers verified
 # with crc32c and flushed, discards, synchronous and asynchronous
 # readers: eleven processes) runs for <seconds> at once on the SD card
 # and on a null_blk disk (memory backed, discard, a volatile write cache
@@ -51,7 +51,7 @@ for d in "${disks[@]}"; do
 		sections+=(--section=discard)
 	(cd "$FWD_ROOT" && FWD_RUNTIME=$secs \
 		exec fio --output-format=json --output="$out/fio-$d.json" \
-		"${sections[@]}" fio-jobs/soak-mixed.fio --filename="/dev/$d" \
+		"${sections[@]}" fio-jobs/selftest/soak-mixed.fio --filename="/dev/$d" \
 		> "$out/fio-$d.log" 2>&1) &
 	pid[$d]=$!
 	echo "# soak: $d: fio ${sections[*]} for $secs s"
