@@ -18,16 +18,10 @@ set -u
 ko=${1:?usage: dkms-load.sh <fwdsched.ko[.xz]>}
 rel=$(uname -r)
 mods=/lib/modules/$rel
-n=0
 echo "TAP version 13"
 echo "1..6"
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-nok() { n=$((n + 1)); echo "not ok $n $1"; }
-check() { # check <name> <command...>
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else nok "$name"; fi
-}
+# shellcheck source=tools/lib/ktap.sh
+. "$FWD_ROOT/tools/lib/ktap.sh"
 bail() { echo "Bail out! $*"; exit 1; }
 
 [ ! -e /sys/module/fwdsched ] || bail "fwdsched is loaded before the test"
@@ -74,8 +68,8 @@ trig() {
 	udevadm settle
 }
 if [ ! -e "/sys/block/$card" ] || [ "$(cat "/sys/block/$card/device/type")" != SD ]; then
-	nok "udev.emmc-only # no SD card $card"
-	nok "udev.sd-opt-in # no SD card $card"
+	not_ok "udev.emmc-only # no SD card $card"
+	not_ok "udev.sd-opt-in # no SD card $card"
 else
 	mkdir -p "$rules"
 	set_sched "$card" none

@@ -25,14 +25,9 @@
 # and scsi_debug_create return non-zero instead, for the caller to decide
 # (a missing disk kind is a skip in the selftests).
 
-FWD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tools/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 FWD_PY=/usr/bin/python3
-export FWD_ROOT
-
-die() {
-	echo "$(basename "$0"): $*" >&2
-	exit 1
-}
 
 iosched() { echo "/sys/block/$1/queue/iosched"; }
 schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }

@@ -19,17 +19,12 @@
 #   check_kernels <what> <kernel>...
 #                       die unless every <kernel> is one of FWD_KERNELS
 
-FWD_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tools/lib/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 FWD_CACHE=${FWD_CACHE:-/var/cache/fwdsched}
 FWD_VM_LOCK=${FWD_VM_LOCK:-/run/fwdsched-vm.lock}
 read -r FWD_KERNELS < "$FWD_ROOT/tools/kernels"
 read -r FWD_DEBUG_KERNELS < "$FWD_ROOT/tools/debug-kernels"
-FWD_DIE_STATUS=1
-
-die() {
-	echo "$(basename "$0"): $*" >&2
-	exit "$FWD_DIE_STATUS"
-}
 
 check_kernels() {
 	local what=$1 k

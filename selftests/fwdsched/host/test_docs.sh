@@ -20,10 +20,8 @@ PY=/usr/bin/python3
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_docs.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
-diag() { local l; while IFS= read -r l; do echo "# $l"; done <<< "$*"; }
+# shellcheck source=tools/lib/ktap.sh
+. "$FWD_ROOT/tools/lib/ktap.sh"
 
 # clean <check>: the repository passes it
 clean() {
@@ -92,4 +90,4 @@ else
 fi
 refused targets unknown "make nothing: no such target"
 refused paths missing "tools/walk: no such path"
-exit "$failed"
+[ "$KTAP_FAILED" -eq 0 ]

@@ -33,22 +33,8 @@ trap 'rm -rf "$TMP"' EXIT
 
 mapfile -t files < <(cd "$JOBS" && ls -- *.fio)
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
-skip() { n=$((n + 1)); echo "ok $n $1 # SKIP $2"; }
-diag() { local l; while IFS= read -r l; do echo "# $l"; done <<< "$*"; }
-# result <name> <command...>: ok when the command succeeds
-result() {
-	local name=$1 out
-	shift
-	if out=$("$@" 2>&1); then
-		ok "$name"
-	else
-		[ -z "$out" ] || diag "$out"
-		not_ok "$name"
-	fi
-}
+# shellcheck source=tools/lib/ktap.sh
+. "$FWD_ROOT/tools/lib/ktap.sh"
 
 # the variables job files may use, with their defaults
 load_defaults() {
@@ -279,4 +265,4 @@ fi
 # 12. the flash card's unit tests (cost model; plugin when nbdkit is there)
 result "flashcard unit tests" "$PY" tools/flashcard/test_flashcard.py
 
-exit $failed
+[ "$KTAP_FAILED" -eq 0 ]

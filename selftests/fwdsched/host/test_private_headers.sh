@@ -27,15 +27,8 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/test_private_headers.XXXXXX") || exit 1
 trap 'rm -rf "$TMP"' EXIT
 REL=6.12.117+test-amd64
 
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n $1"; }
-not_ok() { n=$((n + 1)); failed=1; echo "not ok $n $1"; }
-diag() { local l; while IFS= read -r l; do echo "# $l"; done <<< "$*"; }
-result() { # result <name> <command...>
-	local name=$1
-	shift
-	if "$@"; then ok "$name"; else not_ok "$name"; fi
-}
+# shellcheck source=tools/lib/ktap.sh
+. "$FWD_ROOT/tools/lib/ktap.sh"
 
 # mkmakefile <file> <sublevel>
 mkmakefile() {
@@ -86,50 +79,50 @@ refused() {
 
 D=$TMP/out-tree
 ph "$TMP/r1" -s "$TMP/tree" -k "$K/amd64" "$REL" "$D"
-result "tree.copied" eval '[ "$(cat "$TMP/r1.rc")" = 0 ] &&
+check "tree.copied" eval '[ "$(cat "$TMP/r1.rc")" = 0 ] &&
 	[ "$(cat "$TMP/r1.out")" = "$D/block" ] &&
 	cmp -s "$D/block/elevator.h" "$TMP/tree/block/elevator.h" &&
 	[ ! -s "$TMP/r1.err" ]'
 
 D=$TMP/out-tar
 ph "$TMP/r2" -s "$TMP/src.tar.xz" -k "$K/amd64" -x drivers/mmc/core "$REL" "$D"
-result "tarball.members" eval '[ "$(cat "$TMP/r2.rc")" = 0 ] &&
+check "tarball.members" eval '[ "$(cat "$TMP/r2.rc")" = 0 ] &&
 	[ -e "$D/block/elevator.h" ] && [ -e "$D/block/blk-mq.h" ] &&
 	[ -e "$D/drivers/mmc/core/core.h" ] && [ ! -e "$D/block/elevator.c" ] &&
 	[ ! -e "$D/drivers/other" ]'
 
 echo "/* marker */" >> "$D/block/elevator.h"
 ph "$TMP/r3" -s "$TMP/src.tar.xz" -k "$K/amd64" -x drivers/mmc/core "$REL" "$D"
-result "tarball.reused" eval '[ "$(cat "$TMP/r3.rc")" = 0 ] && grep -q marker "$D/block/elevator.h"'
+check "tarball.reused" eval '[ "$(cat "$TMP/r3.rc")" = 0 ] && grep -q marker "$D/block/elevator.h"'
 touch -d '2001-01-01' "$TMP/src.tar.xz"
 ph "$TMP/r4" -s "$TMP/src.tar.xz" -k "$K/amd64" -x drivers/mmc/core "$REL" "$D"
-result "tarball.changed-is-copied-again" eval '[ "$(cat "$TMP/r4.rc")" = 0 ] &&
+check "tarball.changed-is-copied-again" eval '[ "$(cat "$TMP/r4.rc")" = 0 ] &&
 	! grep -q marker "$D/block/elevator.h"'
 
 # Refusals.  The good copy of out-tar is there: a refusal removes it.
 mksource "$TMP/newer" 120
 ph "$TMP/r5" -s "$TMP/newer" -k "$K/amd64" -x drivers/mmc/core "$REL" "$D"
-result "refuse.other-version" refused "$TMP/r5" "$D" "is Linux 6.12.120, the kernel is 6.12.117"
+check "refuse.other-version" refused "$TMP/r5" "$D" "is Linux 6.12.120, the kernel is 6.12.117"
 
 mksource "$TMP/patched" 117
 echo "struct request_queue { long a; };" > "$TMP/patched/include/linux/blkdev.h"
 ph "$TMP/r6" -s "$TMP/patched" -k "$K/amd64" "$REL" "$TMP/out6"
-result "refuse.other-blkdev.h" refused "$TMP/r6" "$TMP/out6" "include/linux/blkdev.h"
+check "refuse.other-blkdev.h" refused "$TMP/r6" "$TMP/out6" "include/linux/blkdev.h"
 
 mksource "$TMP/noelv" 117
 rm "$TMP/noelv/block/elevator.h"
 ph "$TMP/r7" -s "$TMP/noelv" -k "$K/amd64" "$REL" "$TMP/out7"
-result "refuse.no-elevator.h" refused "$TMP/r7" "$TMP/out7" "block/elevator.h"
+check "refuse.no-elevator.h" refused "$TMP/r7" "$TMP/out7" "block/elevator.h"
 
 # A kernel series with no source anywhere: not given, no full tree, no
 # /usr/src/linux-source-6.99.tar.xz.
 mkdir -p "$TMP/k699/include/linux"
 printf 'VERSION = 6\nPATCHLEVEL = 99\nSUBLEVEL = 1\n' > "$TMP/k699/Makefile"
 (unset FWD_KSRC; ph "$TMP/r11" -k "$TMP/k699" "$REL" "$TMP/out11")
-result "refuse.no-source" refused "$TMP/r11" "$TMP/out11" "no /usr/src/linux-source-6.99.tar.xz"
+check "refuse.no-source" refused "$TMP/r11" "$TMP/out11" "no /usr/src/linux-source-6.99.tar.xz"
 
 ph "$TMP/r8" -s "$TMP/tree" -k "$TMP/nothing" "$REL" "$TMP/out8"
-result "refuse.no-headers" refused "$TMP/r8" "$TMP/out8" "apt install linux-headers-$REL"
+check "refuse.no-headers" refused "$TMP/r8" "$TMP/out8" "apt install linux-headers-$REL"
 
 # -m: make against the kernel, with FWD_PRIV; a stand-in make records its
 # arguments.
@@ -147,10 +140,10 @@ make_args() {
 	diag "status $(cat "$TMP/r9.rc"), make got: $(cat "$TMP/make.args" 2>/dev/null)"
 	return 1
 }
-result "make.args" make_args
+check "make.args" make_args
 rm -f "$TMP/make.args"
 (cd "$TMP/m" && PATH=$TMP/bin:$PATH ph "$TMP/r10" -m -s "$TMP/newer" -k "$K/amd64" "$REL" priv)
-result "make.not-after-refusal" eval 'refused "$TMP/r10" "$TMP/m/priv" "6.12.120" && [ ! -e "$TMP/make.args" ]'
+check "make.not-after-refusal" eval 'refused "$TMP/r10" "$TMP/m/priv" "6.12.120" && [ ! -e "$TMP/make.args" ]'
 
-echo "1..$n"
-exit "$failed"
+echo "1..$KTAP_N"
+[ "$KTAP_FAILED" -eq 0 ]
