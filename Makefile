@@ -25,6 +25,9 @@
 
 # The kernels, listed once for the whole project in tools/kernels.
 KERNELS := $(strip $(file < tools/kernels))
+# The newest, which the upstream series are made against (as
+# FWD_UPSTREAM_KERNEL in tools/lib/host.sh).
+UPSTREAM := $(lastword $(KERNELS))
 KVERS ?= $(KERNELS)
 KVER ?=
 BUILD_ARGS ?= W=1
@@ -70,13 +73,13 @@ lint: deps
 	tools/lint $(KVERS)
 
 FWD_CACHE ?= /var/cache/fwdsched
-# Both series are based on Debian's 7.2 source (fetched by
+# Both series are based on Debian's source of UPSTREAM (fetched by
 # tools/setup/fetch-kernel): the block series on its tarball, the mmc
 # patch on the part of it extracted into build/src/.  The mmc patch must
 # also apply to the other kernels, for tools/setup/build-mmc-core.
 patches: deps
-	rel=$$(tools/setup/fetch-kernel 7.2 | tail -n 1) && \
-	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$rel/src/usr/src/linux-source-7.2.tar.xz && \
+	rel=$$(tools/setup/fetch-kernel $(UPSTREAM) | tail -n 1) && \
+	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$rel/src/usr/src/linux-source-$(UPSTREAM).tar.xz && \
 	tools/patches/mkpatches-mmc --base build/src/$$rel --check \
 		$$(for k in $(KERNELS); do echo build/src/$$(tools/setup/fetch-kernel $$k | tail -n 1); done)
 

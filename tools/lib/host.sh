@@ -12,12 +12,19 @@
 #                       one file that lists them, tools/kernels (one line)
 #   FWD_DEBUG_KERNELS   the series whose debug kernel make check-debug
 #                       tests by default, from tools/debug-kernels
+#   FWD_SID_KERNELS     the series whose headers need Debian sid's gcc and
+#                       libc: they are built in the sid chroot
+#                       (tools/setup/sid-chroot), the others on the host
+#   FWD_UPSTREAM_KERNEL the series the upstream series (patches/) are made
+#                       against and built in: the newest of FWD_KERNELS
 #   FWD_VM_LOCK         the lock that keeps the machine to one QEMU guest;
 #                       tools/runner/vm-run takes it, no caller does
 #   die <message>       "<program>: <message>" on stderr, then exit with
 #                       FWD_DIE_STATUS (1 unless the script set it)
 #   check_kernels <what> <kernel>...
 #                       die unless every <kernel> is one of FWD_KERNELS
+#   in_sid <series or release>
+#                       true when it is built in the sid chroot
 
 # shellcheck source=tools/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -25,6 +32,16 @@ FWD_CACHE=${FWD_CACHE:-/var/cache/fwdsched}
 FWD_VM_LOCK=${FWD_VM_LOCK:-/run/fwdsched-vm.lock}
 read -r FWD_KERNELS < "$FWD_ROOT/tools/kernels"
 read -r FWD_DEBUG_KERNELS < "$FWD_ROOT/tools/debug-kernels"
+FWD_SID_KERNELS="7.2"
+FWD_UPSTREAM_KERNEL=${FWD_KERNELS##* }
+
+in_sid() {
+	local s
+	for s in $FWD_SID_KERNELS; do
+		[[ $1 == "$s" || $1 == "$s".* ]] && return 0
+	done
+	return 1
+}
 
 check_kernels() {
 	local what=$1 k
