@@ -25,6 +25,9 @@
 #                       die unless every <kernel> is one of FWD_KERNELS
 #   in_sid <series or release>
 #                       true when it is built in the sid chroot
+#   missing_pkgs [--root DIR] <package>...
+#                       print those of the Debian packages not installed
+#                       (in the root file system DIR: a chroot)
 
 # shellcheck source=tools/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
@@ -41,6 +44,19 @@ in_sid() {
 		[[ $1 == "$s" || $1 == "$s".* ]] && return 0
 	done
 	return 1
+}
+
+missing_pkgs() {
+	local root=() p
+	if [ "${1:-}" = --root ]; then
+		root=(chroot "$2")
+		shift 2
+	fi
+	for p in "$@"; do
+		# shellcheck disable=SC2016
+		"${root[@]}" dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'ok installed' || printf ' %s' "$p"
+	done
 }
 
 check_kernels() {
