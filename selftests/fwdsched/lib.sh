@@ -72,6 +72,20 @@ fwdlib() {
 		fail "tools/analysis/fwdlib.py $1 failed"
 }
 
+# sweep_check <disk> <trace> <tolerance> [label]: rebuild the sweep from
+# the trace <trace> (fwdlib sweep, with the disk's read_expire) and fail
+# when more than <tolerance> dispatches were not its choice.  Leaves the
+# number of dispatches that had others waiting in SWEEP_CHOICES.
+sweep_check() {
+	local n bad swaps
+	fwdlib sweep "$(blk_file "$2")" "$(cat "$(iosched "$1")/read_expire")"
+	read -r n SWEEP_CHOICES bad swaps <<< "$FWDLIB_OUT"
+	diag "${4:+$4: }sweep rebuilt from the trace: $n dispatches," \
+		"$SWEEP_CHOICES with others waiting, $bad out of order, $swaps started swapped"
+	[ "$bad" -le "$3" ] ||
+		fail "${4:+$4: }$bad dispatches were not the sweep's choice (tolerance $3)"
+}
+
 # blk_events <name>: the trace <name> as "action sector nsectors time rwbs
 # cpu" lines, one per event, for awk in the tests.
 blk_events() {

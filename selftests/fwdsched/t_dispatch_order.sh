@@ -58,13 +58,9 @@ diff=$(( bwd > back ? bwd - back : back - bwd ))
 # checked: it depends on how many reads wait, that is on timing.
 kind=$(disk_kind "$d")
 if [ "$kind" != nullb ]; then
-	fwdlib sweep "$(blk_file order)" "$(cat "$(iosched "$d")/read_expire")"
-	read -r cn choices bad swaps <<< "$FWDLIB_OUT"
-	diag "sweep rebuilt from the trace: $cn dispatches, $choices with others waiting, $bad out of order, $swaps started swapped"
-	[ "$bad" -le "$tol" ] ||
-		fail "$bad dispatches were not the sweep's choice (tolerance $tol)"
-	[ "$kind" != mmc ] || [ "$choices" -ge 100 ] ||
-		fail "only $choices dispatches had others waiting: too few to judge"
+	sweep_check "$d" order "$tol"
+	[ "$kind" != mmc ] || [ "$SWEEP_CHOICES" -ge 100 ] ||
+		fail "only $SWEEP_CHOICES dispatches had others waiting: too few to judge"
 fi
 diag "forward fraction $(( (nd - back) * 1000 / nd )) per mille"
 exit 0

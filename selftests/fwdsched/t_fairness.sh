@@ -132,11 +132,7 @@ check_pick_order "$d" "$cpus"
 	fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
 # On the SD card D order is pick order: check the sweep itself.
 if [ "$(disk_kind "$d")" = mmc ]; then
-	fwdlib sweep "$(blk_file pure)" "$(cat "$(iosched "$d")/read_expire")"
-	read -r _ choices bad swaps <<< "$FWDLIB_OUT"
-	diag "off: sweep rebuilt from the trace: $choices choices, $bad out of order, $swaps started swapped"
-	[ "$bad" -le "$tol" ] ||
-		fail "with enforcement off, $bad dispatches were not the sweep's choice (tolerance $tol)"
+	sweep_check "$d" pure "$tol" "enforcement off"
 fi
 
 reset_tunables "$d"
