@@ -60,9 +60,54 @@ for t in "${tests[@]}"; do
 	done
 done
 
+swap=$FWD_ROOT/tools/guest/mmc-core-swap
+core_test=$FWD_ROOT/selftests/fwdsched/t_mmc_history.sh
+core_pass=
+if [ -e "$FWD_ROOT/build/$rel/mmc_core-history/mmc_core.ko" ] &&
+   [ -n "${disk[mmc]:-}" ] && [[ " ${kinds[*]} " == *" mmc "* ]] &&
+   [[ " ${tests[*]} " == *" $core_test "* ]]; then
+	core_pass=y
+	plan=$((plan + 1))
+fi
+
 echo "TAP version 13"
 echo "1..$plan"
 echo "# kernel $rel; disks: mmc=${disk[mmc]:-none} nullb=${disk[nullb]:-none} scsi=${disk[scsi]:-none}"
+
+# run_test <test file> <disk kind> <id>: run the test on the disk of that
+# kind and print its result as <id>.
+run_test() {
+	local t=$1 k=$2 id=$3 out start rc dur
+	n=$((n + 1))
+	if [ -n "$load_err" ]; then
+		echo "not ok $n $id # fwdsched.ko did not load: $load_err"
+		failn=$((failn + 1))
+		return
+	fi
+	if [ -z "${disk[$k]:-}" ]; then
+		echo "ok $n $id # SKIP no $k disk"
+		skipn=$((skipn + 1))
+		return
+	fi
+	out=$results/$id
+	mkdir -p "$out"
+	start=$(date +%s)
+	FWD_OUT=$out timeout -k 10 "$limit" bash "$t" "${disk[$k]}" > "$out/log" 2>&1
+	rc=$?
+	sed -e 's/^/  /' "$out/log" | grep -v '^  $' | tail -n 40 | grep '^  #'
+	dur="($(($(date +%s) - start)) s)"
+	case $rc in
+	0) echo "ok $n $id $dur"; pass=$((pass + 1)) ;;
+	4) echo "ok $n $id # SKIP $(grep '^# SKIP' "$out/log" | tail -n 1 | cut -c9-)"; skipn=$((skipn + 1)) ;;
+	124|137) echo "not ok $n $id # TIMEOUT"; failn=$((failn + 1)) ;;
+	*) tail -n 20 "$out/log" | grep -v '^#' | sed 's/^/  # /'
+	   echo "not ok $n $id $dur"; failn=$((failn + 1)) ;;
+	esac
+	dmesg > "$out/dmesg"
+	# Whatever a test did, the next one starts from fwdsched defaults.
+	lsmod | grep -q '^fwdsched ' || insmod "$ko" 2>/dev/null
+}
+
 n=0 pass=0 failn=0 skipn=0
 for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
@@ -70,37 +115,27 @@ for t in "${tests[@]}"; do
 	tk=$(sed -n 's/^# devices: *//p' "$t")
 	for k in "${kinds[@]}"; do
 		[[ " ${tk:-mmc nullb scsi} " == *" $k "* ]] || continue
-		n=$((n + 1))
-		id="$name.$k"
-		if [ -n "$load_err" ]; then
-			echo "not ok $n $id # fwdsched.ko did not load: $load_err"
-			failn=$((failn + 1))
-			continue
-		fi
-		if [ -z "${disk[$k]:-}" ]; then
-			echo "ok $n $id # SKIP no $k disk"
-			skipn=$((skipn + 1))
-			continue
-		fi
-		out=$results/$id
-		mkdir -p "$out"
-		start=$(date +%s)
-		FWD_OUT=$out timeout -k 10 "$limit" bash "$t" "${disk[$k]}" > "$out/log" 2>&1
-		rc=$?
-		sed -e 's/^/  /' "$out/log" | grep -v '^  $' | tail -n 40 | grep '^  #'
-		dur="($(($(date +%s) - start)) s)"
-		case $rc in
-		0) echo "ok $n $id $dur"; pass=$((pass + 1)) ;;
-		4) echo "ok $n $id # SKIP $(grep '^# SKIP' "$out/log" | tail -n 1 | cut -c9-)"; skipn=$((skipn + 1)) ;;
-		124|137) echo "not ok $n $id # TIMEOUT"; failn=$((failn + 1)) ;;
-		*) tail -n 20 "$out/log" | grep -v '^#' | sed 's/^/  # /'
-		   echo "not ok $n $id $dur"; failn=$((failn + 1)) ;;
-		esac
-		dmesg > "$out/dmesg"
-		# Whatever a test did, the next one starts from fwdsched defaults.
-		lsmod | grep -q '^fwdsched ' || insmod "$ko" 2>/dev/null
+		run_test "$t" "$k" "$name.$k"
 	done
 done
+
+# The patched mmc_core (patches/mmc, built by tools/setup/build-mmc-core),
+# where it is built: t_mmc_history once more on the SD card with the MMC
+# stack reloaded on it (tools/guest/mmc-core-swap), then back on the
+# stock mmc_core.
+if [ -n "$core_pass" ]; then
+	# the module form hooks the stock mmc_core, which is about to go
+	rmmod mmc_history 2>/dev/null
+	if "$swap" history history_size=4096 > "$results/core-swap.log" 2>&1; then
+		run_test "$core_test" mmc mmc_history.mmc-core
+	else
+		n=$((n + 1)) failn=$((failn + 1))
+		sed 's/^/  # /' "$results/core-swap.log" | tail -n 10
+		echo "not ok $n mmc_history.mmc-core # mmc-core-swap history failed"
+	fi
+	"$swap" stock >> "$results/core-swap.log" 2>&1 ||
+		echo "# mmc-core-swap stock failed (see $results/core-swap.log)"
+fi
 echo "# Totals: pass:$pass fail:$failn xfail:0 xpass:0 skip:$skipn error:0"
 dmesg > "$results/dmesg"
 [ "$failn" -eq 0 ]
