@@ -27,7 +27,10 @@ before anything boots):
   BENCH_EXPERIMENTS  experiments, see EXPERIMENTS below       (DEFAULT)
   BENCH_SCHEDS       schedulers; must include mq-deadline, the baseline
                      of every ratio        (none mq-deadline kyber bfq
-                                                              fwdsched)
+                                                              fwdsched);
+                     also mq-deadline-wrap, mq-deadline wrapping to the
+                     lowest sector (tools/setup/mq-deadline-wrap; not
+                     on 6.1)
   BENCH_VARIANTS     extra arms: a scheduler with tunables,
                      SCHED:name=value[,name=value...], e.g.
                      "fwdsched:fair_slack=0 fwdsched:dispatch_depth=0"
@@ -74,6 +77,13 @@ sys.path.insert(0, os.path.join(TOP, "tools", "flashcard"))
 import costmodel  # noqa: E402
 
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq", "fwdsched")
+# Arms that BENCH_SCHEDS may add, with the kernels that lack them:
+# mq-deadline-wrap is mq-deadline with the one change of wrapping to the
+# lowest sector (tools/setup/mq-deadline-wrap), for the question what a
+# patch to mq-deadline would give; 6.1's mq-deadline has no position to
+# continue from.
+EXTRA_SCHEDULERS = {"mq-deadline-wrap": ("6.1",)}
+KNOWN_SCHEDULERS = SCHEDULERS[:2] + tuple(EXTRA_SCHEDULERS) + SCHEDULERS[2:]
 BASELINE = "mq-deadline"
 DEFAULT_CARDS = ("paper", "fig56", "symmetric")
 TUNABLE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
@@ -311,9 +321,13 @@ def settings_from_env(env, top=TOP):
     _no_dups("BENCH_EXPERIMENTS", exps)
     scheds = _words(env, "BENCH_SCHEDS", SCHEDULERS)
     for s in scheds:
-        if s not in SCHEDULERS:
+        if s not in KNOWN_SCHEDULERS:
             raise SettingError("BENCH_SCHEDS: unknown scheduler %r (%s)" %
-                               (s, ", ".join(SCHEDULERS)))
+                               (s, ", ".join(KNOWN_SCHEDULERS)))
+        lacking = [k for k in kernels if k in EXTRA_SCHEDULERS.get(s, ())]
+        if lacking:
+            raise SettingError("BENCH_SCHEDS: %s cannot be built for %s "
+                               "(tools/setup/%s)" % (s, ", ".join(lacking), s))
     _no_dups("BENCH_SCHEDS", scheds)
     if BASELINE not in scheds:
         raise SettingError("BENCH_SCHEDS: must include %s, the baseline of "
@@ -328,7 +342,7 @@ def settings_from_env(env, top=TOP):
                            ", ".join(e for e in exps
                                      if EXPERIMENTS[e]["device"] != "null_blk"))
     # schedulers in the fixed order, whatever the order given
-    scheds = [s for s in SCHEDULERS if s in scheds]
+    scheds = [s for s in KNOWN_SCHEDULERS if s in scheds]
     return {"kernels": kernels, "cards": cards, "experiments": exps,
             "schedulers": scheds, "variants": variants, "rounds": rounds,
             "runtime_s": runtime}

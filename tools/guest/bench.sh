@@ -50,6 +50,10 @@ mkdir -p "$bdir" "$out/runs"
 lsmod | grep -q '^fwdsched ' || insmod "$FWD_ROOT/build/$rel/fwdsched.ko" ||
 	die "cannot load build/$rel/fwdsched.ko"
 for m in kyber-iosched bfq; do modprobe -q "$m"; done
+# the mq-deadline-wrap arm, where tools/setup/build-ko made it
+wrap=$FWD_ROOT/build/$rel/mq-deadline-wrap.ko
+[ ! -e "$wrap" ] || lsmod | grep -q '^mq_deadline_wrap ' || insmod "$wrap" ||
+	die "cannot load $wrap"
 
 # The disks: "key:name:kind[:attr=value,...]".
 hist=
