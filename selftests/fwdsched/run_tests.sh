@@ -60,7 +60,7 @@ for t in "${tests[@]}"; do
 	done
 done
 
-swap=$FWD_ROOT/tools/guest/mmc-core-swap
+swap=$FWD_ROOT/tools/guest/mmc-core-swap.sh
 core_test=$FWD_ROOT/selftests/fwdsched/t_mmc_history.sh
 core_pass=
 if [ -e "$FWD_ROOT/build/$rel/mmc_core-history/mmc_core.ko" ] &&
@@ -121,7 +121,7 @@ done
 
 # The patched mmc_core (patches/mmc, built by tools/setup/build-mmc-core),
 # where it is built: t_mmc_history once more on the SD card with the MMC
-# stack reloaded on it (tools/guest/mmc-core-swap), then back on the
+# stack reloaded on it (tools/guest/mmc-core-swap.sh), then back on the
 # stock mmc_core.
 if [ -n "$core_pass" ]; then
 	# the module form hooks the stock mmc_core, which is about to go

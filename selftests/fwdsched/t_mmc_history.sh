@@ -18,7 +18,7 @@
 d=$1
 rel=$(uname -r)
 ko=$FWD_ROOT/build/$rel/mmc_history.ko
-swap=$FWD_ROOT/tools/guest/mmc-core-swap
+swap=$FWD_ROOT/tools/guest/mmc-core-swap.sh
 dbg=/sys/kernel/debug
 N=${FWD_MMC_READS:-64}
 SMALL=16

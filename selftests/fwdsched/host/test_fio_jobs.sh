@@ -9,7 +9,7 @@
 #    default in defaults.env);
 #  - every job runs to completion on a sparse scratch file (FWD_RUNTIME=1),
 #    with the paper's I/O counts for the count-based experiments;
-#  - tools/analysis/gen-iolog regenerates fio-jobs/fig2-shuffle.iolog byte for
+#  - tools/analysis/gen-iolog.py regenerates fio-jobs/fig2-shuffle.iolog byte for
 #    byte, the log is a permutation of the 1,024 block starts, and bad
 #    arguments are refused without touching the output;
 #  - the flash card's unit tests (tools/flashcard/test_flashcard.py) pass.
@@ -175,12 +175,12 @@ done
 
 # 5. gen-iolog reproduces the shipped iolog byte for byte
 result "gen-iolog regenerates fig2-shuffle.iolog identically" \
-	bash -c '"$0" tools/analysis/gen-iolog -o "$1/regen.iolog" &&
+	bash -c '"$0" tools/analysis/gen-iolog.py -o "$1/regen.iolog" &&
 		cmp "$1/regen.iolog" fio-jobs/fig2-shuffle.iolog' "$PY" "$TMP"
 
 # 6. ... and the check can fail: another seed gives another file
 result "gen-iolog with another seed differs" \
-	bash -c '"$0" tools/analysis/gen-iolog --seed 1 -o "$1/seed1.iolog" &&
+	bash -c '"$0" tools/analysis/gen-iolog.py --seed 1 -o "$1/seed1.iolog" &&
 		! cmp -s "$1/seed1.iolog" fio-jobs/fig2-shuffle.iolog' "$PY" "$TMP"
 
 # 7. the shipped log: 1,024 one-byte reads, each 1 MiB block start once,
@@ -209,7 +209,7 @@ gen_bad() {
 	for a in "--count 0" "--stride x" "--length 4096 --stride 512" \
 		"--seed -1" "--order random"; do
 		# shellcheck disable=SC2086
-		if "$PY" tools/analysis/gen-iolog $a -o "$TMP/keep.iolog" 2> "$TMP/err"; then
+		if "$PY" tools/analysis/gen-iolog.py $a -o "$TMP/keep.iolog" 2> "$TMP/err"; then
 			echo "gen-iolog accepted '$a'"
 			return 1
 		fi
@@ -223,7 +223,7 @@ result "gen-iolog refuses bad arguments" gen_bad
 
 # 9. sort order is ascending (the sort job's order as an iolog)
 result "gen-iolog --order sort is ascending" \
-	bash -c '"$0" tools/analysis/gen-iolog --order sort | awk '\''
+	bash -c '"$0" tools/analysis/gen-iolog.py --order sort | awk '\''
 		$2 == "read" { if ($3 != n * 1048576) exit 1; n++ }
 		END { exit n != 1024 }'\''' "$PY"
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of tools/analysis/gen-iolog (the Fig 2 shuffle iolog generator)."""
+"""Unit tests of tools/analysis/gen-iolog.py (the Fig 2 shuffle iolog generator)."""
 
 import importlib.machinery
 import importlib.util
@@ -14,7 +14,7 @@ SHIPPED = os.path.join(HERE, "..", "..", "fio-jobs", "fig2-shuffle.iolog")
 
 
 def _load():
-    path = os.path.join(HERE, "gen-iolog")
+    path = os.path.join(HERE, "gen-iolog.py")
     loader = importlib.machinery.SourceFileLoader("gen_iolog", path)
     spec = importlib.util.spec_from_loader("gen_iolog", loader)
     mod = importlib.util.module_from_spec(spec)

@@ -8,7 +8,7 @@ region of COUNT blocks, in an order fixed by SEED (or ascending with
 driven by splitmix64, implemented here, so the output depends on the seed
 only, never on the Python version.
 
-    tools/analysis/gen-iolog -o fio-jobs/fig2-shuffle.iolog     # the shipped file
+    tools/analysis/gen-iolog.py -o fio-jobs/fig2-shuffle.iolog     # the shipped file
 
 Defaults reproduce fio-jobs/fig2-shuffle.iolog: seed 20130117, 1024
 blocks of 1 MiB, 1-byte reads, device /dev/mmcblk0 (replay elsewhere with

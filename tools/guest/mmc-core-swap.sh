@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# tools/guest/mmc-core-swap stock|history [mmc_core parameters...]
+# tools/guest/mmc-core-swap.sh stock|history [mmc_core parameters...]
 #
 # In the guest, as root: unload the MMC stack (mmc_block, sdhci_pci,
 # sdhci_uhs2 (7.x), sdhci, cqhci, mmc_core) and load it again, either with the stock
