@@ -122,6 +122,43 @@ def table(rows):
     return "\n".join(out)
 
 
+def draw_fig4(ax, recs, window=None):
+    """Fig 4 on one axes: each command's issue time against its address.
+    With window, only the first window commands, joined by a line so that
+    the sweeps show as saw teeth."""
+    rr = sorted(recs, key=lambda r: r["d_ns"])[:window]
+    t0 = rr[0]["d_ns"] if rr else 0
+    ax.plot([(r["d_ns"] - t0) / 1e6 for r in rr],
+            [r["sector"] * SECTOR / MIB for r in rr],
+            ".-" if window else ".", ms=3, lw=0.3)
+    ax.set_xlabel("issue time (ms)")
+    ax.set_ylabel("address (MiB)")
+
+
+def draw_fig5(ax, recs, range_mb=None, max_ms=None):
+    """Fig 5 on one axes: each command's address delta against its service
+    time, backward (delta < 0) in red; clipped to +-range_mb and max_ms
+    when given."""
+    clip = (lambda v, lo, hi: max(lo, min(hi, v)))
+    for neg, color in ((False, "tab:blue"), (True, "tab:red")):
+        pts = [r for r in recs if (r["delta"] < 0) == neg]
+        xs = [r["delta"] * SECTOR / MIB for r in pts]
+        ys = [r["service_ns"] / 1e6 for r in pts]
+        if range_mb:
+            xs = [clip(x, -range_mb, range_mb) for x in xs]
+        if max_ms:
+            ys = [min(max_ms, y) for y in ys]
+        ax.scatter(xs, ys, s=3, color=color,
+                   label="delta < 0" if neg else "delta >= 0")
+    if range_mb:
+        ax.set_xlim(-range_mb, range_mb)
+    if max_ms:
+        ax.set_ylim(0, max_ms)
+    ax.axvline(0, color="grey", lw=0.5)
+    ax.set_xlabel("address delta (MiB)")
+    ax.set_ylabel("service time (ms)")
+
+
 def plot(sources, outdir, range_mb=128.0, max_ms=10.0):
     """Write the three figures for [(label, recs)]; returns their paths."""
     import matplotlib
@@ -135,12 +172,8 @@ def plot(sources, outdir, range_mb=128.0, max_ms=10.0):
     fig, axes = plt.subplots(1, k, figsize=(4.5 * k, 3.8), squeeze=False,
                              sharey=True)
     for ax, (label, recs) in zip(axes[0], sources):
-        t0 = recs[0]["d_ns"] if recs else 0
-        ax.scatter([(r["d_ns"] - t0) / 1e9 for r in recs],
-                   [r["sector"] * SECTOR / MIB for r in recs], s=3)
+        draw_fig4(ax, recs)
         ax.set_title(label)
-        ax.set_xlabel("issue time (s)")
-    axes[0][0].set_ylabel("address (MiB)")
     fig.suptitle("Fig 4: MMC command issue time vs address")
     fig.tight_layout()
     paths.append(os.path.join(outdir, "fig4_issue_vs_address.png"))
@@ -150,19 +183,8 @@ def plot(sources, outdir, range_mb=128.0, max_ms=10.0):
     fig, axes = plt.subplots(1, k, figsize=(4.5 * k, 3.8), squeeze=False,
                              sharey=True)
     for ax, (label, recs) in zip(axes[0], sources):
-        for neg, color in ((False, "tab:blue"), (True, "tab:red")):
-            pts = [r for r in recs if (r["delta"] < 0) == neg]
-            ax.scatter([max(-range_mb, min(range_mb, r["delta"] * SECTOR / MIB))
-                        for r in pts],
-                       [min(max_ms, r["service_ns"] / 1e6) for r in pts],
-                       s=3, color=color,
-                       label="delta < 0" if neg else "delta >= 0")
-        ax.set_xlim(-range_mb, range_mb)
-        ax.set_ylim(0, max_ms)
-        ax.axvline(0, color="grey", lw=0.5)
+        draw_fig5(ax, recs, range_mb, max_ms)
         ax.set_title(label)
-        ax.set_xlabel("address delta (MiB)")
-    axes[0][0].set_ylabel("service time (ms)")
     axes[0][0].legend(loc="upper right", fontsize=7)
     fig.suptitle("Fig 5: address delta vs service time (clipped to the axes)")
     fig.tight_layout()

@@ -40,6 +40,7 @@ sys.path.insert(0, os.path.join(TOP, "tools", "flashcard"))
 import benchstats as bs  # noqa: E402
 import costmodel  # noqa: E402
 import fwdlib  # noqa: E402
+import mmchist  # noqa: E402
 
 TARGETS = os.path.join(TOP, "fio-jobs", "targets.json")
 SIGNS = costmodel.SIGNS
@@ -789,18 +790,9 @@ class Report:
             ax.axis("off")
         for ax, (arm, (src, recs)) in zip(flat, traces.items()):
             if kind == "fig4":
-                rr = sorted(recs, key=lambda r: r["d_ns"])[:FIG4_POINTS]
-                t0 = rr[0]["d_ns"] if rr else 0
-                ax.plot([(r["d_ns"] - t0) / 1e6 for r in rr],
-                        [r["sector"] * 512 / 2**20 for r in rr], ".-", ms=3, lw=0.3)
-                ax.set_xlabel("issue time (ms)")
-                ax.set_ylabel("address (MiB)")
+                mmchist.draw_fig4(ax, recs, FIG4_POINTS)
             else:
-                ax.plot([r["delta"] * 512 / 2**20 for r in recs],
-                        [r["service_ns"] / 1e6 for r in recs], ".", ms=2, alpha=0.5)
-                ax.axvline(0, color="grey", lw=0.5)
-                ax.set_xlabel("address delta (MiB)")
-                ax.set_ylabel("service time (ms)")
+                mmchist.draw_fig5(ax, recs)
             ax.set_title("%s (%s)" % (arm, src), fontsize="small")
         fig.suptitle(title, fontsize="small")
         fig.tight_layout()
