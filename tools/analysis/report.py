@@ -394,7 +394,8 @@ class Report:
             iv["censored"] = len(cens)
             return iv
         other = self.series(bid, exp, var, versus, metric)
-        cens = dict(cens, **self.series(bid, exp, var, versus, CENSORED + metric))
+        # rounds are int keys: merge as a mapping, not as keyword arguments
+        cens = {**cens, **self.series(bid, exp, var, versus, CENSORED + metric)}
         iv = bs.ratio_interval({r: v for r, v in s.items() if r not in cens}, other)
         iv["censored"] = len([r for r in cens if r in s and r in other])
         return iv

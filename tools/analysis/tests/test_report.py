@@ -300,5 +300,21 @@ class Parsers(unittest.TestCase):
             report.card_device_time(before, json.loads('{"totals": 1}'))
 
 
+class CensoredRatio(unittest.TestCase):
+    """A ratio whose two arms both have rounds stopped at the time limit
+    (start-up against BFQ's): such rounds are left out of the ratio and
+    counted, whichever side they are on."""
+
+    def test_both_sides_censored(self):
+        rep = object.__new__(report.Report)
+        c = report.CENSORED + "startup_s"
+        rep.values = {("b", "e"): {
+            (None, "a"): {"startup_s": {1: 2.0, 2: 3.0, 3: 4.0}, c: {3: True}},
+            (None, "v"): {"startup_s": {1: 1.0, 2: 1.5, 3: 2.0}, c: {2: True}}}}
+        iv = rep.iv("b", "e", None, "a", "startup_s", versus="v")
+        self.assertEqual(iv["censored"], 2)
+        self.assertEqual(iv["median"], 2.0)
+
+
 if __name__ == "__main__":
     unittest.main()
