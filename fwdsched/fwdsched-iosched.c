@@ -2245,13 +2245,6 @@ static void fwd_limit_depth(blk_opf_t opf, struct blk_mq_alloc_data *data)
 	data->shallow_depth = fwd_shallow_depth(data, fwd_async_limit(fwd));
 }
 
-#ifndef FWD_HAVE_Q_ASYNC_DEPTH
-static unsigned int fwd_default_async_depth(struct request_queue *q)
-{
-	return max(1UL, q->nr_requests * FWD_ASYNC_PERCENT / 100UL);
-}
-#endif
-
 /*
  * Called from blk_mq_init_sched() and when q->nr_requests changes.  The
  * async depth is the queue's own (queue/async_depth), which the block
@@ -2259,28 +2252,50 @@ static unsigned int fwd_default_async_depth(struct request_queue *q)
  * shallow depth stays 1 because async_depth may be set as low as that at
  * any time.
  */
-static void fwd_depth_updated(struct request_queue *q)
+#ifndef FWD_HAVE_Q_ASYNC_DEPTH
+static unsigned int fwd_default_async_depth(unsigned int nr_requests)
+{
+	return max(1UL, nr_requests * FWD_ASYNC_PERCENT / 100UL);
+}
+#endif
+
+static void fwd_set_depth(struct request_queue *q, unsigned int nr)
 {
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	struct fwd_data *fwd = q->elevator->elevator_data;
 
 	/*
 	 * Before 7.0 the async depth is the scheduler's: its default
-	 * follows nr_requests here and a value written by the user is kept
-	 * within it.
+	 * follows nr_requests (@nr) here and a value written by the user
+	 * is kept within it.
 	 */
 	if (!fwd->async_depth_set)
-		fwd->async_depth = fwd_default_async_depth(q);
-	fwd->async_depth = clamp_t(unsigned int, fwd->async_depth, 1,
-				   q->nr_requests);
+		fwd->async_depth = fwd_default_async_depth(nr);
+	fwd->async_depth = clamp_t(unsigned int, fwd->async_depth, 1, nr);
 #endif
 	blk_mq_set_min_shallow_depth(q, 1);
 }
 
+static void fwd_depth_updated(struct request_queue *q)
+{
+	fwd_set_depth(q, q->nr_requests);
+}
+
 #ifndef FWD_HAVE_DEPTH_UPDATED_Q
+/*
+ * Before the per-queue callback, blk_mq_update_nr_requests() calls this
+ * for each hardware context after resizing its scheduler tags but before
+ * q->nr_requests takes the new value: take the new depth from the tags.
+ * (Shared scheduler tags are resized after the loop; their depth is the
+ * old one here, as nr_requests is.)
+ */
 static void fwd_depth_updated_hctx(struct blk_mq_hw_ctx *hctx)
 {
-	fwd_depth_updated(hctx->queue);
+	struct blk_mq_tags *tags = hctx->sched_tags;
+
+	fwd_set_depth(hctx->queue, tags ? tags->bitmap_tags.sb.depth +
+				   tags->nr_reserved_tags :
+				   hctx->queue->nr_requests);
 }
 #endif
 
@@ -2374,7 +2389,7 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 #endif
 	fwd->batch_dir = FWD_READ;
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
-	fwd->async_depth = fwd_default_async_depth(q);
+	fwd->async_depth = fwd_default_async_depth(q->nr_requests);
 #endif
 
 	/* One sweep per queue, whatever the number of hardware queues. */
