@@ -238,3 +238,70 @@ fwd_test_exit() {
 	done
 } 2>/dev/null
 trap fwd_test_exit EXIT
+
+# sched_idle <disk>: wait until nothing is queued in fwdsched or in flight
+# on the disk (udev's probes after a writer closed it included), twice in
+# a row with the same counters; fail unless fwdsched's books then show
+# nothing waiting or in flight.  A hang check only: fails after 120 s.
+sched_idle() {
+	local q prev='' cur _
+	q=$(schedfs "$1")/queued
+	udevadm settle 2>/dev/null
+	for _ in $(seq 600); do
+		cur="$(cat "/sys/block/$1/inflight") $(head -n 1 "$q") $(cat "$(schedfs "$1")/stats")"
+		if [ "$(awk '{ print $1 + $2 }' "/sys/block/$1/inflight")" -eq 0 ] &&
+		   head -n 1 "$q" | grep -q '^reads 0 writes 0 head 0 inflight 0 '; then
+			[ "$cur" = "$prev" ] && return 0
+			prev=$cur
+		else
+			prev=
+		fi
+		sleep 0.2
+	done
+	fail "$1 not idle after 120 s: fwdsched queued: $(head -n 1 "$q"); in flight: $(cat "/sys/block/$1/inflight")"
+}
+
+# sched_books <disk>: once the disk is idle (sched_idle), fwdsched's
+# counters and the requests completed on the disk, "name value" a line.
+sched_books() {
+	sched_idle "$1"
+	cat "$(schedfs "$1")/stats"
+	echo "completed $(completed "$1")"
+}
+
+# books_check <before> <after>: between two sched_books, every request
+# fwdsched took in was dispatched once and completed once: requests
+# inserted, less those merged away, equal its dispatches less those from
+# its head list (requeued requests inserted again, and requests without
+# scheduler data), which equal the requests the disk completed (reads and
+# writes).  Prints the balance as diagnostics; fails when it does not
+# hold.
+books_check() {
+	awk '
+		FNR == NR { a[$1] = $2; next }
+		{ b[$1] = $2 }
+		END {
+			for (k in b)
+				d[k] = b[k] - a[k]
+			kept = d["inserted"] - d["insert_merges"] - d["rq_merges"]
+			disp = d["dispatched"] - d["head"]
+			printf "# books: inserted %d - insert_merges %d - rq_merges %d = %d; dispatched %d - head %d = %d; completed %d\n",
+				d["inserted"], d["insert_merges"], d["rq_merges"], kept,
+				d["dispatched"], d["head"], disp, d["completed"]
+			exit !(kept == disp && disp == d["completed"] && disp > 0)
+		}' "$1" "$2" || fail "fwdsched's books do not balance (see above)"
+}
+
+# nr_requests_set <disk> <n>: write queue/nr_requests, retrying while the
+# kernel says -EBUSY (7.x takes a trylock there, as for the scheduler),
+# and check that it took.  Each write freezes the queue: a write still
+# blocked after 60 s fails the test.
+nr_requests_set() {
+	local f=/sys/block/$1/queue/nr_requests _
+	for _ in $(seq 50); do
+		timeout 60 sh -c "echo $2 > $f" 2>/dev/null && break
+		[ $? -ne 124 ] || fail "writing $2 to $f hung (60 s)"
+		sleep 0.1
+	done
+	[ "$(cat "$f")" = "$2" ] || fail "$f reads $(cat "$f") after writing $2"
+}

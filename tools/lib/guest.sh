@@ -16,7 +16,7 @@
 #   set_sched <disk> <scheduler>
 #   cur_sched <disk>
 #   fresh_sched <disk> <scheduler>
-#   nullb_create <name> [attribute=value...]
+#   nullb_create <name> [attribute=value...], nullb_remove <name>
 #   scsi_debug_create [parameter=value...]
 #   blktrace_start <disk> <file>, blktrace_stop
 #   run_fio <disk> <job> <out> [fio options...]
@@ -70,6 +70,15 @@ nullb_create() {
 		echo "${a#*=}" > "$d/${a%%=*}" || return 1
 	done
 	echo 1 > "$d/power"
+}
+
+# nullb_remove <name>: power off and delete a disk of nullb_create, if
+# it exists.
+nullb_remove() {
+	local d=/sys/kernel/config/nullb/$1
+	[ -d "$d" ] || return 0
+	echo 0 > "$d/power"
+	rmdir "$d"
 }
 
 # scsi_debug_create [parameter=value...]: load scsi_debug with the module
