@@ -496,8 +496,12 @@ struct fwd_data {
 	unsigned int hold;
 #endif
 #ifndef FWD_NO_ANTICIPATION
-	/* Anticipations started by a completion; see fwd_hold_done(). */
+	/*
+	 * Anticipations started by a completion, and those of them taken
+	 * back at once as stale; see fwd_hold_done().
+	 */
 	atomic_t antic_starts;
+	atomic_t antic_taken_back;
 #endif
 #ifndef FWD_NO_ANTICIPATION
 	struct hrtimer antic_timer;
@@ -1990,16 +1994,21 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 #ifdef FWD_NO_ANTICIPATION
 	fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
 #else
-	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON) {
-		if (fwd->antic_arrived && fwd->antic_proc) {
+	/*
+	 * An anticipation lasts until its process's request or the timer.
+	 * One that ends here is over: a new one decided next is counted as
+	 * a new anticipation, with a timer of its own.
+	 */
+	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON && fwd->antic_arrived) {
+		if (fwd->antic_proc) {
 			fwd->stats[FWD_STAT_ANTIC_HITS]++;
 			trace_fwdsched_anticipated(fwd->q,
 						   fwd_proc_nr(fwd->antic_proc),
 						   true);
 		}
+		fwd_set_hold(fwd, 0, FWD_HOLD_ANTIC);
 	}
-	/* An anticipation lasts until its process's request or the timer. */
-	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON || fwd->antic_arrived)
+	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
 		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
 	fwd->antic_arrived = false;
 #endif
@@ -2053,17 +2062,31 @@ static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 		      READ_ONCE(fwd->antic_window_ns);
 		if (now < end && !atomic_read(&w->inflight) &&
 		    cmpxchg(&fwd->hold, hold, FWD_HOLD_ANTIC_ON) == hold) {
+			atomic_inc(&fwd->antic_starts);
+			trace_fwdsched_hold(fwd->q, FWD_HOLD_ANTIC, 0,
+					    fwd_proc_nr(w));
 			if (READ_ONCE(fwd->antic_proc) == w) {
 				hrtimer_start(&fwd->antic_timer,
 					      ns_to_ktime(end - now),
 					      HRTIMER_MODE_REL);
-				atomic_inc(&fwd->antic_starts);
-				trace_fwdsched_hold(fwd->q, FWD_HOLD_ANTIC, 0,
-						    fwd_proc_nr(w));
 				rcu_read_unlock();
 				return;
 			}
-			hold = FWD_HOLD_ANTIC_ON;
+			/*
+			 * Stale: ended at once, as by the request it waited
+			 * for, unless an insertion ended it first (and
+			 * counted it).
+			 */
+			if (cmpxchg(&fwd->hold, FWD_HOLD_ANTIC_ON, 0) ==
+			    FWD_HOLD_ANTIC_ON) {
+				atomic_inc(&fwd->antic_taken_back);
+				trace_fwdsched_anticipated(fwd->q,
+							   fwd_proc_nr(w),
+							   true);
+				blk_mq_run_hw_queues(fwd->q, true);
+			}
+			rcu_read_unlock();
+			return;
 		}
 	}
 	rcu_read_unlock();
@@ -2671,6 +2694,7 @@ static int fwd_stats_show(void *data, struct seq_file *m)
 #ifndef FWD_NO_ANTICIPATION
 	/* Anticipations that a completion started, without the lock. */
 	stats[FWD_STAT_ANTIC_HOLDS] += atomic_read(&fwd->antic_starts);
+	stats[FWD_STAT_ANTIC_HITS] += atomic_read(&fwd->antic_taken_back);
 #endif
 
 	for (i = 0; i < FWD_STAT_COUNT; i++)
