@@ -91,7 +91,12 @@ PY
 
 requeues=$(blk_events requeue | awk '$1 == "R"' | wc -l)
 diag "$requeues requeues (blktrace R)"
-[ "$requeues" -gt 0 ] || fail "no request was turned away: nothing was judged"
 books_check "$FWD_OUT/books.before" "$FWD_OUT/books.after"
+if [ "$requeues" -eq 0 ]; then
+	# The SD card turns requests away only as the host's timing allows
+	# (none in one run on 6.1); the injected faults always do.
+	[ "$kind" != mmc ] || skip "the SD card turned no request away this time: data and books checked, requeues not"
+	fail "no request was turned away: nothing was judged"
+fi
 diag "every request dispatched and completed once through $requeues requeues"
 exit 0
