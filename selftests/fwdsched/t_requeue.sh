@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb scsi
+# devices: mmc scsi
 #
 # Requeues: the device turns requests away while crc32c-verified random
 # writes run, and every request fwdsched took in is dispatched once and
@@ -10,9 +10,11 @@
 #  - scsi_debug: host-busy injection, SCSI_MLQUEUE_HOST_BUSY for every
 #    4th command (opts 0x8000, every_nth 4; the same in 6.1, 6.12 and
 #    7.2), set on the driver for the test and restored after it;
-#  - null_blk: a disk of the test's own throttled to 10 MB/s (mbps),
-#    which stops its queues and turns requests away when a 20 ms tick's
-#    budget is spent;
+#  - null_blk (not run for now): a disk of the test's own throttled to
+#    10 MB/s (mbps), which turns requests away when a 20 ms tick's budget
+#    is spent.  On 6.12 null_blk's own throttle timer once hit the WARN in
+#    hrtimer_forward() (nullb_bwtimer_fn), which panics the test bed's
+#    guest (panic_on_warn): left out until it is worked around;
 #  - the SD card: with dispatch_depth 0 fwdsched keeps nothing back, and
 #    the MMC driver turns a third request away itself while it works on
 #    one and prepares the next.
