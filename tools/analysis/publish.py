@@ -29,19 +29,26 @@ class PublishError(Exception):
     pass
 
 
-def soak_entry(root, run):
-    """The entry of a soak run (tools/soak): its meta.json and the result
-    table of its report.md."""
+def read_run(root, meta, what):
+    """The run's @meta file (JSON) and the table between the markers of
+    its report.md, or PublishError naming what is missing."""
     try:
-        with open(os.path.join(root, "meta.json")) as f:
+        with open(os.path.join(root, meta)) as f:
             m = json.load(f)
         with open(os.path.join(root, "report.md")) as f:
             md = f.read()
     except (OSError, ValueError) as e:
-        raise PublishError("%s: no meta or report (%s)" % (root, e)) from None
+        raise PublishError("%s: no %s or report (%s)" % (
+            root, meta.split(".")[0], e)) from None
     if BEGIN not in md or END not in md:
-        raise PublishError("%s/report.md has no result table" % root)
-    block = md[md.index(BEGIN) + len(BEGIN):md.index(END)].strip("\n")
+        raise PublishError("%s/report.md has no %s" % (root, what))
+    return m, md[md.index(BEGIN) + len(BEGIN):md.index(END)].strip("\n")
+
+
+def soak_entry(root, run):
+    """The entry of a soak run (tools/soak): its meta.json and the result
+    table of its report.md."""
+    m, block = read_run(root, "meta.json", "result table")
     s, h = m["settings"], m.get("host") or {}
     lines = ["## %s — soak, %s (run `%s`)" % (m["created"][:10], ", ".join(s["kernels"]), run),
              "",
@@ -60,16 +67,7 @@ def entry(root):
     run = os.path.basename(os.path.realpath(root))
     if os.path.exists(os.path.join(root, "meta.json")):
         return soak_entry(root, run)
-    try:
-        with open(os.path.join(root, "plan.json")) as f:
-            plan = json.load(f)
-        with open(os.path.join(root, "report.md")) as f:
-            md = f.read()
-    except (OSError, ValueError) as e:
-        raise PublishError("%s: no plan or report (%s)" % (root, e)) from None
-    if BEGIN not in md or END not in md:
-        raise PublishError("%s/report.md has no target table" % root)
-    block = md[md.index(BEGIN) + len(BEGIN):md.index(END)].strip("\n")
+    plan, block = read_run(root, "plan.json", "target table")
     done = {}
     try:
         with open(os.path.join(root, "done.json")) as f:
