@@ -1685,6 +1685,19 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 	return true;
 }
 
+/*
+ * Decides the hold and sets it.  (Not in one expression: the order in
+ * which a call's arguments are evaluated is unspecified, and the reason
+ * must be read after fwd_hold_next() wrote it.)
+ */
+static bool fwd_decide_hold(struct fwd_data *fwd)
+{
+	enum fwd_hold_reason reason = FWD_HOLD_DEPTH;
+	unsigned int hold = fwd_hold_next(fwd, &reason);
+
+	return fwd_set_hold(fwd, hold, reason);
+}
+
 #ifndef FWD_NO_ANTICIPATION
 static enum hrtimer_restart fwd_antic_timer_fn(struct hrtimer *timer)
 {
@@ -1977,9 +1990,6 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 				struct list_head *list, blk_insert_t flags)
 {
 	struct fwd_data *fwd = hctx->queue->elevator->elevator_data;
-#ifndef FWD_NO_HOLDS
-	enum fwd_hold_reason reason;
-#endif
 	LIST_HEAD(free);
 
 	spin_lock(&fwd->lock);
@@ -1991,9 +2001,7 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 		fwd_insert_request(fwd, rq, flags, &free);
 	}
 #ifndef FWD_NO_HOLDS
-#ifdef FWD_NO_ANTICIPATION
-	fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
-#else
+#ifndef FWD_NO_ANTICIPATION
 	/*
 	 * An anticipation lasts until its process's request or the timer.
 	 * One that ends here is over: a new one decided next is counted as
@@ -2008,10 +2016,10 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 		}
 		fwd_set_hold(fwd, 0, FWD_HOLD_ANTIC);
 	}
-	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
-		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
 	fwd->antic_arrived = false;
+	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
 #endif
+		fwd_decide_hold(fwd);
 #endif
 	spin_unlock(&fwd->lock);
 
@@ -2483,16 +2491,13 @@ static void fwd_exit_sched(struct elevator_queue *e)
  */
 static void fwd_retune(struct fwd_data *fwd)
 {
-	enum fwd_hold_reason reason;
 	unsigned int hold;
 
 	spin_lock(&fwd->lock);
-#ifdef FWD_NO_ANTICIPATION
-	fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
-#else
+#ifndef FWD_NO_ANTICIPATION
 	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
-		fwd_set_hold(fwd, fwd_hold_next(fwd, &reason), reason);
 #endif
+		fwd_decide_hold(fwd);
 	hold = READ_ONCE(fwd->hold);
 	spin_unlock(&fwd->lock);
 	if (!hold)
