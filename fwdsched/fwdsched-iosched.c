@@ -451,6 +451,8 @@ struct fwd_data {
 	struct fwd_proc *antic_proc;
 	u64 antic_window_ns;
 	u64 antic_delay_ns;
+	/* The process of the anticipation in effect, for the timer's trace. */
+	pid_t antic_nr;
 	/* Set by the anticipation timer when it ended a hold. */
 	bool antic_timedout;
 	/* Set by an insertion that ends the anticipation. */
@@ -498,10 +500,12 @@ struct fwd_data {
 #ifndef FWD_NO_ANTICIPATION
 	/*
 	 * Anticipations started by a completion, and those of them taken
-	 * back at once as stale; see fwd_hold_done().
+	 * back at once as stale (see fwd_hold_done()); anticipations ended
+	 * by their timer.  Counted without the lock, added to the stats.
 	 */
 	atomic_t antic_starts;
 	atomic_t antic_taken_back;
+	atomic_t antic_timeouts;
 #endif
 #ifndef FWD_NO_ANTICIPATION
 	struct hrtimer antic_timer;
@@ -1496,9 +1500,9 @@ static bool fwd_antic_worth(struct fwd_data *fwd, struct fwd_proc *w,
 }
 
 /*
- * The anticipation timer ended a hold without the anticipated request:
- * the process's grace after that completion is given up, so that the
- * sweep goes on without it.
+ * The anticipation timer ended a hold without the anticipated request
+ * (and counted it, see fwd_antic_timer_fn()): the process's grace after
+ * that completion is given up, so that the sweep goes on without it.
  */
 static void fwd_antic_timedout(struct fwd_data *fwd)
 {
@@ -1513,8 +1517,6 @@ static void fwd_antic_timedout(struct fwd_data *fwd)
 		return;
 	w->cut_done_ns = READ_ONCE(w->last_done_ns);
 	WRITE_ONCE(fwd->antic_proc, NULL);
-	fwd->stats[FWD_STAT_ANTIC_TIMEOUTS]++;
-	trace_fwdsched_anticipated(fwd->q, fwd_proc_nr(w), false);
 }
 #endif
 
@@ -1642,6 +1644,13 @@ static const enum fwd_stat fwd_hold_stat[] = {
  * completion decrements the count, then reads the hold (see
  * fwd_finish_request()), so one of the two sees the other and a hold never
  * misses the completion that ends it.
+ *
+ * Completions and the anticipation timer change the hold without the
+ * lock, each with a cmpxchg(); here it is exchanged.  Every start and
+ * every end of an anticipation is therefore counted once, by whoever's
+ * atomic operation made it: a start here, by a completion
+ * (fwd_hold_done()) or nowhere else; an end here, by a completion that
+ * takes its start back, or by the timer.
  */
 static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 			 enum fwd_hold_reason reason)
@@ -1650,25 +1659,37 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 
 	lockdep_assert_held(&fwd->lock);
 
+#ifndef FWD_NO_ANTICIPATION
+	if (hold == FWD_HOLD_ANTIC_ON && hold != old)
+		WRITE_ONCE(fwd->antic_nr, fwd_proc_nr(fwd->antic_proc));
+#endif
 	/* Only a change dirties the cache line that completions read. */
 	if (hold != old)
-		WRITE_ONCE(fwd->hold, hold);
-#ifdef FWD_NO_ANTICIPATION
-	if (hold) {
-#else
+		old = xchg(&fwd->hold, hold);
+#ifndef FWD_NO_ANTICIPATION
+	if (old == FWD_HOLD_ANTIC_ON && hold != FWD_HOLD_ANTIC_ON) {
+		/* Ended before its timer: the request came, or is moot. */
+		hrtimer_try_to_cancel(&fwd->antic_timer);
+		fwd->stats[FWD_STAT_ANTIC_HITS]++;
+		trace_fwdsched_anticipated(fwd->q, READ_ONCE(fwd->antic_nr),
+					   true);
+	}
 	if (hold && hold != FWD_HOLD_ANTIC_ON) {
+#else
+	if (hold) {
 #endif
 		/* The hold, then the count; pairs with fwd_finish_request(). */
 		smp_mb();
 		if (atomic_read(&fwd->inflight) < hold) {
-			WRITE_ONCE(fwd->hold, 0);
+			/*
+			 * Unless a completion ended the hold meanwhile (and
+			 * ran the queue) or turned it into an anticipation.
+			 */
+			if (cmpxchg(&fwd->hold, hold, 0) != hold)
+				return true;
 			hold = 0;
 		}
 	}
-#ifndef FWD_NO_ANTICIPATION
-	if (old == FWD_HOLD_ANTIC_ON && hold != FWD_HOLD_ANTIC_ON)
-		hrtimer_try_to_cancel(&fwd->antic_timer);
-#endif
 	if (!hold || hold == old)
 		return hold;
 #ifndef FWD_NO_ANTICIPATION
@@ -1705,6 +1726,9 @@ static enum hrtimer_restart fwd_antic_timer_fn(struct hrtimer *timer)
 					    antic_timer);
 
 	if (cmpxchg(&fwd->hold, FWD_HOLD_ANTIC_ON, 0) == FWD_HOLD_ANTIC_ON) {
+		atomic_inc(&fwd->antic_timeouts);
+		trace_fwdsched_anticipated(fwd->q, READ_ONCE(fwd->antic_nr),
+					   false);
 		WRITE_ONCE(fwd->antic_timedout, true);
 		blk_mq_run_hw_queues(fwd->q, true);
 	}
@@ -2007,15 +2031,8 @@ static void fwd_insert_requests(struct blk_mq_hw_ctx *hctx,
 	 * One that ends here is over: a new one decided next is counted as
 	 * a new anticipation, with a timer of its own.
 	 */
-	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON && fwd->antic_arrived) {
-		if (fwd->antic_proc) {
-			fwd->stats[FWD_STAT_ANTIC_HITS]++;
-			trace_fwdsched_anticipated(fwd->q,
-						   fwd_proc_nr(fwd->antic_proc),
-						   true);
-		}
+	if (READ_ONCE(fwd->hold) == FWD_HOLD_ANTIC_ON && fwd->antic_arrived)
 		fwd_set_hold(fwd, 0, FWD_HOLD_ANTIC);
-	}
 	fwd->antic_arrived = false;
 	if (READ_ONCE(fwd->hold) != FWD_HOLD_ANTIC_ON)
 #endif
@@ -2070,6 +2087,7 @@ static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 		      READ_ONCE(fwd->antic_window_ns);
 		if (now < end && !atomic_read(&w->inflight) &&
 		    cmpxchg(&fwd->hold, hold, FWD_HOLD_ANTIC_ON) == hold) {
+			WRITE_ONCE(fwd->antic_nr, fwd_proc_nr(w));
 			atomic_inc(&fwd->antic_starts);
 			trace_fwdsched_hold(fwd->q, FWD_HOLD_ANTIC, 0,
 					    fwd_proc_nr(w));
@@ -2700,6 +2718,7 @@ static int fwd_stats_show(void *data, struct seq_file *m)
 	/* Anticipations that a completion started, without the lock. */
 	stats[FWD_STAT_ANTIC_HOLDS] += atomic_read(&fwd->antic_starts);
 	stats[FWD_STAT_ANTIC_HITS] += atomic_read(&fwd->antic_taken_back);
+	stats[FWD_STAT_ANTIC_TIMEOUTS] += atomic_read(&fwd->antic_timeouts);
 #endif
 
 	for (i = 0; i < FWD_STAT_COUNT; i++)

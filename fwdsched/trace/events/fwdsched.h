@@ -116,7 +116,7 @@ TRACE_EVENT(fwdsched_hold,
 		      __entry->inflight, __entry->waiting_for)
 );
 
-/* An anticipation ended: the process's request arrived, or the timer fired. */
+/* An anticipation ended before its timer ("arrived"), or by the timer. */
 TRACE_EVENT(fwdsched_anticipated,
 	    TP_PROTO(struct request_queue *q, pid_t owner, bool arrived),
 	    TP_ARGS(q, owner, arrived),
