@@ -305,3 +305,44 @@ nr_requests_set() {
 	done
 	[ "$(cat "$f")" = "$2" ] || fail "$f reads $(cat "$f") after writing $2"
 }
+
+# verify_backlog_start <disk> <json> <runtime>: fio writes and verifies
+# on <disk> (fio-jobs/selftest/verify-backlog.fio, two jobs) in the
+# background for at most <runtime> s, its JSON into <json>; its pid in
+# fio_pid.  Stop it with fio_stop, judge it with verified_jobs.
+verify_backlog_start() {
+	FWD_DEV=/dev/$1 FWD_RUNTIME=$3 FWD_SIZE=16m \
+		fio --output-format=json --output="$2" \
+		"$FWD_ROOT/fio-jobs/selftest/verify-backlog.fio" &
+	# shellcheck disable=SC2034  # read by the caller
+	fio_pid=$!
+}
+
+# verified_jobs <json> <n>: fio's JSON holds <n> jobs, and each wrote
+# and read back (verified) something without an error; prints them.
+verified_jobs() {
+	"$FWD_PY" - "$1" "$2" <<'PY'
+import json, sys
+jobs = json.load(open(sys.argv[1]))["jobs"]
+for j in jobs:
+    print("# job %s: error %d, %d bytes written, %d read back and verified"
+          % (j["jobname"], j["error"], j["write"]["io_bytes"],
+             j["read"]["io_bytes"]))
+if len(jobs) != int(sys.argv[2]):
+    sys.exit("# fio ran %d jobs, expected %s" % (len(jobs), sys.argv[2]))
+for j in jobs:
+    if j["error"] or not j["write"]["io_bytes"] or not j["read"]["io_bytes"]:
+        sys.exit("# a job failed, or wrote or verified nothing")
+PY
+}
+
+# own_nullb <name> [attribute=value...]: a null_blk disk of the test's
+# own (nullb_create), removed when the test exits, with fwdsched
+# selected; skips the test when null_blk cannot make it.
+own_nullb() {
+	own_nullb_name=$1
+	trap 'fwd_test_exit; set_sched "$own_nullb_name" none 2>/dev/null; nullb_remove "$own_nullb_name"' EXIT
+	nullb_create "$@" || skip "cannot make a null_blk disk"
+	[ -b "/dev/$1" ] || skip "no /dev/$1"
+	fresh_sched "$1" fwdsched
+}

@@ -23,20 +23,8 @@
 #    request is higher (the benchmark's nullb-cpu experiment measures it).
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 dev=nullb7
-cfg=/sys/kernel/config/nullb/$dev
-cleanup() {
-	fwd_test_exit
-	if [ -d "$cfg" ]; then
-		set_sched "$dev" none 2>/dev/null
-		echo 0 > "$cfg/power"
-		rmdir "$cfg"
-	fi
-}
-trap cleanup EXIT
-nullb_create "$dev" irqmode=2 completion_nsec=1000000 hw_queue_depth=64 \
-	submit_queues="$(nproc)" size=2048 || skip "cannot make a null_blk disk"
-[ -b "/dev/$dev" ] || skip "no /dev/$dev"
-fresh_sched "$dev" fwdsched
+own_nullb "$dev" irqmode=2 completion_nsec=1000000 hw_queue_depth=64 \
+	submit_queues="$(nproc)" size=2048
 sfs=$(schedfs "$dev")
 depth=$(cat "$(iosched "$dev")/dispatch_depth")
 [ "$depth" = 0 ] || fail "dispatch_depth defaults to $depth on a null_blk disk"

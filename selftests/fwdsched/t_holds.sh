@@ -47,20 +47,8 @@ if [ "$kind" != mmc ]; then
 	# dispatch_depth requests are in flight (and holds happen) whatever
 	# the guest's speed; a hardware queue per CPU.
 	d=nullb6
-	cfg=/sys/kernel/config/nullb/$d
-	cleanup() {
-		fwd_test_exit
-		if [ -d "$cfg" ]; then
-			set_sched "$d" none 2>/dev/null
-			echo 0 > "$cfg/power"
-			rmdir "$cfg"
-		fi
-	}
-	trap cleanup EXIT
-	nullb_create "$d" irqmode=2 completion_nsec=100000 hw_queue_depth=64 \
-		submit_queues="$(nproc)" size=2048 || skip "cannot make a null_blk disk"
-	[ -b "/dev/$d" ] || skip "no /dev/$d"
-	fresh_sched "$d" fwdsched
+	own_nullb "$d" irqmode=2 completion_nsec=100000 hw_queue_depth=64 \
+		submit_queues="$(nproc)" size=2048
 fi
 sfs=$(schedfs "$d")
 reset_tunables "$d"

@@ -52,10 +52,7 @@ holds() {
 }
 h=0
 
-FWD_DEV=/dev/$d FWD_RUNTIME=900 FWD_SIZE=16m \
-	fio --output-format=json --output="$json" \
-	"$FWD_ROOT/fio-jobs/selftest/verify-backlog.fio" &
-fio_pid=$!
+verify_backlog_start "$d" "$json" 900
 sleep 2
 
 running() {
@@ -103,16 +100,24 @@ freeze() {
 		fail "writing $v to max_sectors_kb failed or hung"
 }
 
+# change_nr <what> <nr>...: nr_requests set to each <nr> in turn under
+# load, the depths checked, and a freeze after each; the holds counted.
+change_nr() {
+	local what=$1 nr
+	shift
+	for nr; do
+		running "nr_requests $nr$what"
+		nr_requests_set "$d" "$nr"
+		check_depths "$nr" $(( nr * 75 / 100 ))
+		n=$((n + 1))
+		freeze "$n"
+		sleep 0.5
+	done
+	h=$((h + $(holds)))
+}
+
 n=0
-for nr in 4 16 256 8 "$nr0"; do
-	running "nr_requests $nr"
-	nr_requests_set "$d" "$nr"
-	check_depths "$nr" $(( nr * 75 / 100 ))
-	n=$((n + 1))
-	freeze "$n"
-	sleep 0.5
-done
-h=$((h + $(holds)))
+change_nr "" 4 16 256 8 "$nr0"
 
 # async_depth written: it follows nr_requests down, and (before 7.0)
 # keeps the written value when nr_requests grows again.
@@ -133,34 +138,13 @@ for s in mq-deadline fwdsched; do
 	[ "$(cur_sched "$d")" = "$s" ] || fail "switched to $(cur_sched "$d"), not $s"
 done
 tunable_set "$d" dispatch_depth 2
-nr1=$(cat "$qd/nr_requests")
-for nr in 4 "$nr1"; do
-	running "nr_requests $nr after the switch"
-	nr_requests_set "$d" "$nr"
-	check_depths "$nr" $(( nr * 75 / 100 ))
-	n=$((n + 1))
-	freeze "$n"
-	sleep 0.5
-done
-h=$((h + $(holds)))
+change_nr " after the switch" 4 "$(cat "$qd/nr_requests")"
 
 running "the end"
-kill -INT "$fio_pid"
-wait "$fio_pid"
-rc=$?
+pid=$fio_pid
 fio_pid=
-[ "$rc" -eq 0 ] || [ "$rc" -eq 128 ] || fail "fio exited with $rc (see $json)"
-sed -i -n '/^{/,$p' "$json"
-"$FWD_PY" - "$json" <<'PY' || fail "fio reported a failure during the changes (see $json)"
-import json, sys
-jobs = json.load(open(sys.argv[1]))["jobs"]
-for j in jobs:
-    print("# job %s: error %d, %d bytes written, %d read back and verified"
-          % (j["jobname"], j["error"], j["write"]["io_bytes"],
-             j["read"]["io_bytes"]))
-sys.exit(0 if len(jobs) == 2 and all(j["error"] == 0 and j["write"]["io_bytes"]
-         and j["read"]["io_bytes"] for j in jobs) else 1)
-PY
+fio_stop "$pid" "$json" || fail "fio exited with $? (see $json)"
+verified_jobs "$json" 2 || fail "fio reported a failure during the changes (see $json)"
 diag "$n nr_requests changes and a switch under load; $h holds meanwhile"
 [ "$kind" != mmc ] || [ "$h" -gt 0 ] ||
 	fail "no hold on the SD card: freezes with holds were not tested"

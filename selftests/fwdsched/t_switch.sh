@@ -18,11 +18,8 @@ d=$1
 rounds=${FWD_SWITCH_ROUNDS:-5}
 json=$FWD_OUT/verify-backlog.json
 reset_tunables "$d"
-# FWD_RUNTIME is only an upper bound here; fio is stopped with SIGINT.
-FWD_DEV=/dev/$d FWD_RUNTIME=600 FWD_SIZE=16m \
-	fio --output-format=json --output="$json" \
-	"$FWD_ROOT/fio-jobs/selftest/verify-backlog.fio" &
-fio_pid=$!
+# The runtime is only an upper bound here; fio is stopped with SIGINT.
+verify_backlog_start "$d" "$json" 600
 sleep 2
 n=0
 declare -A ms
@@ -46,26 +43,8 @@ for r in $(seq "$rounds"); do
 done
 # Not judged (timing): the slowest switch to each scheduler.
 diag "slowest switch, ms: to mq-deadline ${ms[mq-deadline]}, to none ${ms[none]}, to fwdsched ${ms[fwdsched]}"
-# fio ends its jobs on SIGINT, reports them, and exits with 128.
-kill -INT "$fio_pid"
-wait "$fio_pid"
-rc=$?
-[ "$rc" -eq 0 ] || [ "$rc" -eq 128 ] || fail "fio exited with $rc (see $json)"
-# fio puts its warnings ahead of the JSON in the same file.
-sed -i -n '/^{/,$p' "$json"
-"$FWD_PY" - "$json" <<'PY' || fail "fio reported a failure while switching (see $json)"
-import json, sys
-jobs = json.load(open(sys.argv[1]))["jobs"]
-for j in jobs:
-    print("# job %s: error %d, %d bytes written, %d read back and verified"
-          % (j["jobname"], j["error"], j["write"]["io_bytes"],
-             j["read"]["io_bytes"]))
-if len(jobs) != 2:
-    sys.exit("# fio ran %d jobs, expected 2" % len(jobs))
-for j in jobs:
-    if j["error"] or not j["write"]["io_bytes"] or not j["read"]["io_bytes"]:
-        sys.exit("# a job failed, or wrote or verified nothing")
-PY
+fio_stop "$fio_pid" "$json" || fail "fio exited with $? (see $json)"
+verified_jobs "$json" 2 || fail "fio reported a failure while switching (see $json)"
 [ "$(cur_sched "$d")" = fwdsched ] || fail "ended on $(cur_sched "$d")"
 diag "$n switches under verifying I/O"
 exit 0

@@ -87,9 +87,8 @@ while :; do
 done
 rc=()
 for d in "${disks[@]}"; do
-	wait "${pid[$d]}"
+	fio_stop "${pid[$d]}" "$out/fio-$d.json"
 	rc+=("$d=$?")
-	sed -i -n '/^{/,$p' "$out/fio-$d.json"
 done
 
 unloaded=0

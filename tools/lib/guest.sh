@@ -160,6 +160,21 @@ run_fio() {
 	sed -i -n '/^{/,$p' "$out.json"
 }
 
+# fio_stop <pid> <json>: ends the fio running in the background as <pid>
+# (on SIGINT fio stops its jobs, reports them and exits with 128), or
+# reaps it if it has ended, and removes the warnings fio wrote ahead of
+# the JSON in <json>.  Returns fio's exit status, 0 after a stop by
+# SIGINT.
+fio_stop() {
+	local rc
+	kill -INT "$1" 2>/dev/null
+	wait "$1"
+	rc=$?
+	sed -i -n '/^{/,$p' "$2"
+	[ "$rc" -ne 128 ] || rc=0
+	return "$rc"
+}
+
 # A script that ends while tracing must not leave blktrace holding the
 # disk.  (A script that sets its own EXIT trap calls blktrace_cleanup
 # there.)
