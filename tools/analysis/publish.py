@@ -104,7 +104,7 @@ by `tools/bench --publish results/<timestamp>` from the run's own files:
 the plan's date, commit and exact command, the host's state, and the
 report's target table, copied verbatim (no figure here is typed by hand).
 How the targets are judged: `fio-jobs/targets.json` and the head of any
-`report.md`; what the experiments are: `tools/README.md`, section "The
+`report.md`; what the experiments are: `tools/BENCH.md`, section "The
 benchmark".
 
 """
