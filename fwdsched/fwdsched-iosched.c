@@ -451,8 +451,10 @@ struct fwd_data {
 	struct fwd_proc *antic_proc;
 	u64 antic_window_ns;
 	u64 antic_delay_ns;
+#ifndef FWD_NO_DEBUGFS
 	/* The process of the anticipation in effect, for the timer's trace. */
 	pid_t antic_nr;
+#endif
 	/* Set by the anticipation timer when it ended a hold. */
 	bool antic_timedout;
 	/* Set by an insertion that ends the anticipation. */
@@ -1659,7 +1661,7 @@ static bool fwd_set_hold(struct fwd_data *fwd, unsigned int hold,
 
 	lockdep_assert_held(&fwd->lock);
 
-#ifndef FWD_NO_ANTICIPATION
+#if !defined(FWD_NO_ANTICIPATION) && !defined(FWD_NO_DEBUGFS)
 	if (hold == FWD_HOLD_ANTIC_ON && hold != old)
 		WRITE_ONCE(fwd->antic_nr, fwd_proc_nr(fwd->antic_proc));
 #endif
@@ -2087,7 +2089,9 @@ static void fwd_hold_done(struct fwd_data *fwd, unsigned int hold,
 		      READ_ONCE(fwd->antic_window_ns);
 		if (now < end && !atomic_read(&w->inflight) &&
 		    cmpxchg(&fwd->hold, hold, FWD_HOLD_ANTIC_ON) == hold) {
+#ifndef FWD_NO_DEBUGFS
 			WRITE_ONCE(fwd->antic_nr, fwd_proc_nr(w));
+#endif
 			atomic_inc(&fwd->antic_starts);
 			trace_fwdsched_hold(fwd->q, FWD_HOLD_ANTIC, 0,
 					    fwd_proc_nr(w));
