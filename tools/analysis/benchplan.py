@@ -90,14 +90,18 @@ TUNABLE_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
 # Seconds a run costs beyond its fio runtime under TCG (fio's own start,
 # scheduler switch, caches, the card's counters, records over 9p; with
-# blktrace its start, stop and blkparse, about half a minute more for a
-# writer's run), and a boot beyond its runs; measured on an idle 2-core
-# host.  Used for the time estimates only.
-OVERHEAD_S = 6
-TRACED_S = 18
-STARTUP_S = 8
-TRACED_WRITER_S = 30
-FIG_S = 6
+# blktrace its start, stop and blkparse), and a boot beyond its runs.
+# A start-up run beside the buffered writer costs WRITER_S more, traced
+# or not: the writeback of up to vm.dirty_bytes after the writer stops,
+# and the writer's dirty limit slowing every other write meanwhile.
+# Measured on an idle 2-core host (runs 20261125-120149 on 6.12 and
+# 20261125-160916 on 6.1, medians); used for the time estimates only.
+OVERHEAD_S = 8
+TRACED_S = 12
+STARTUP_S = 10
+TRACED_STARTUP_S = 12
+WRITER_S = 30
+FIG_S = 8
 BOOT_S = 60
 
 # The responsiveness experiment's background (see fio-jobs/startup-*.fio).
@@ -388,7 +392,8 @@ def _estimate(run, runtime):
         writer = "writer" in bg["streams"]
         fg = FG_LIMIT_S if writer else bg["window_s"]
         return (WARMUP_S + max(fg, bg["window_s"]) + STARTUP_S +
-                (TRACED_WRITER_S if writer and "blktrace" in run["record"] else 0))
+                (WRITER_S if writer else 0) +
+                (TRACED_STARTUP_S if "blktrace" in run["record"] else 0))
     if run["experiment"] in ("fig2", "fig1"):
         return FIG_S
     if run["experiment"] == "fig7":

@@ -303,9 +303,10 @@ class Plan(unittest.TestCase):
         self.assertIsNone(sync[0]["arm"])
         self.assertEqual({r["disk"] for r in rs}, {"deep"})
 
-    def test_default_plan_fits_about_an_hour(self):
+    def test_default_plan_fits_an_hour_and_a_half(self):
+        # the README's promise for plain make bench
         p = plan()
-        self.assertLessEqual(p["estimate_s"], 75 * 60)
+        self.assertLessEqual(p["estimate_s"], 90 * 60)
         self.assertEqual(p["settings"]["kernels"], ["6.12"])
 
     def test_summary(self):
