@@ -28,7 +28,7 @@ before anything boots):
   BENCH_SCHEDS       schedulers; must include mq-deadline, the baseline
                      of every ratio        (none mq-deadline kyber bfq
                                                               fwdsched);
-                     also mq-deadline-wrap, mq-deadline wrapping to the
+                     also deadline-wrap, mq-deadline wrapping to the
                      lowest sector (tools/setup/mq-deadline-wrap; not
                      on 6.1)
   BENCH_VARIANTS     extra arms: a scheduler with tunables,
@@ -78,11 +78,11 @@ import costmodel  # noqa: E402
 
 SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq", "fwdsched")
 # Arms that BENCH_SCHEDS may add, with the kernels that lack them:
-# mq-deadline-wrap is mq-deadline with the one change of wrapping to the
+# deadline-wrap is mq-deadline with the one change of wrapping to the
 # lowest sector (tools/setup/mq-deadline-wrap), for the question what a
 # patch to mq-deadline would give; 6.1's mq-deadline has no position to
 # continue from.
-EXTRA_SCHEDULERS = {"mq-deadline-wrap": ("6.1",)}
+EXTRA_SCHEDULERS = {"deadline-wrap": ("6.1",)}
 KNOWN_SCHEDULERS = SCHEDULERS[:2] + tuple(EXTRA_SCHEDULERS) + SCHEDULERS[2:]
 BASELINE = "mq-deadline"
 DEFAULT_CARDS = ("paper", "fig56", "symmetric")

@@ -56,9 +56,9 @@ class Wrap(unittest.TestCase):
         self.assertIn("} else if (!next_rq) {", made)
         self.assertIn("rq = deadline_from_pos(per_prio, data_dir, 0);", made)
         self.assertIn("if (deadline_check_fifo(per_prio, data_dir)) {", made)
-        self.assertIn('.elevator_name = "mq-deadline-wrap",', made)
+        self.assertIn('.elevator_name = "deadline-wrap",', made)
         self.assertNotIn(".elevator_alias", made)
-        self.assertIn('MODULE_ALIAS("mq-deadline-wrap-iosched");', made)
+        self.assertIn('MODULE_ALIAS("deadline-wrap-iosched");', made)
         # the expired case still goes to the earliest deadline
         self.assertEqual(made.count("deadline_fifo_request("), 1)
 
