@@ -1895,8 +1895,7 @@ account:
 	}
 #endif
 #ifndef FWD_NO_HOLDS
-	hold = fwd_hold_next(fwd, &reason);
-	fwd_set_hold(fwd, hold, reason);
+	fwd_decide_hold(fwd);
 #endif
 	rq->rq_flags |= RQF_STARTED;
 	return rq;
