@@ -58,6 +58,9 @@ METRICS = {
     "deep_iops": "the deep reader's IOPS",
     "total_iops": "both readers' IOPS",
     "sync_alone": "the synchronous reader's IOPS alone (same round)",
+    "sync_think_us": "the synchronous reader's mean think time (completion "
+                     "to next request) as fwdsched measured it, µs "
+                     "(debugfs procs at the end of the run)",
     "sync_share_fraction": "the synchronous reader's IOPS ÷ its max-min "
                            "share (its rate alone, or half the total if less)",
     "deep_share_fraction": "the deep reader's IOPS ÷ its share (the total "
@@ -171,7 +174,8 @@ def run_record(root, run, notes, keep_traces=False):
         fio = fwdlib.parse_fio(doc)
         m["iops"] = fio["total"]["iops"]
         m["p99_us"] = fio["total"]["p99_us"]
-        m["procs"] = {p["name"]: {"iops": p["iops"], "p99_us": p["p99_us"]}
+        m["procs"] = {p["name"]: {"iops": p["iops"], "p99_us": p["p99_us"],
+                                  "ios": p["ios"]}
                       for p in fio["processes"]}
         m["runtime_s"] = fio_runtime_s(doc)
         m["jain_threads"] = fio["jain_threads"]
@@ -212,6 +216,9 @@ def run_record(root, run, notes, keep_traces=False):
         p = os.path.join(d, "debugfs-stats.txt")
         if os.path.exists(p):
             m["debugfs"] = parse_debugfs(p)
+        p = os.path.join(d, "debugfs-procs.txt")
+        if os.path.exists(p) and m.get("procs"):
+            match_think_times(m["procs"], parse_debugfs_procs(p))
     if run["kind"] == "startup":
         m["startup_s"] = m["runtime_s"]
         m["fg_p99_us"] = m["p99_us"]
@@ -253,6 +260,41 @@ def parse_debugfs(path):
             if m:
                 stats[m.group(1)] = int(m.group(2))
     return stats
+
+
+def parse_debugfs_procs(path):
+    """Rows of fwdsched's debugfs "procs" file: [{tgid, reqs, think_us}]
+    (reqs: reads and writes dispatched; think_us None when none was
+    measured)."""
+    rows = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            x = line.split()
+            if not x or x[0].startswith("#") or len(x) < 17:
+                continue
+            try:
+                rows.append({"tgid": int(x[0]), "reqs": int(x[2]) + int(x[6]),
+                             "think_us": int(x[14]) or None})
+            except ValueError:
+                continue
+    return rows
+
+
+def match_think_times(procs, rows):
+    """Gives each fio process the think time fwdsched measured for it:
+    the debugfs row whose request count is nearest to the process's I/O
+    count, within 10 % (fio does not say its processes' pids).  Processes
+    without such a row get none."""
+    free = list(rows)
+    for name, p in sorted(procs.items(), key=lambda kv: -kv[1].get("ios", 0)):
+        ios = p.get("ios") or 0
+        if not ios or not free:
+            continue
+        best = min(free, key=lambda r: abs(r["reqs"] - ios))
+        if abs(best["reqs"] - ios) <= 0.1 * ios:
+            free.remove(best)
+            if best["think_us"] is not None:
+                p["think_us"] = best["think_us"]
 
 
 # ---------------------------------------------------------------- derived
@@ -320,6 +362,8 @@ def derive(plan, boot, exp, recs):
                 continue
             total = s + dp
             put(var, arm, "sync_iops", rnd, s)
+            put(var, arm, "sync_think_us", rnd,
+                procs.get(roles["sync"], {}).get("think_us"))
             put(var, arm, "deep_iops", rnd, dp)
             put(var, arm, "total_iops", rnd, total)
             put(var, arm, "jain_raw", rnd, fwdlib.jain([s, dp]))
@@ -603,7 +647,12 @@ class Report:
                "less; the deep reader's share is the rest. J raw is Jain's index over "
                "the two processes' IOPS (the papers' measure), J share over IOPS ÷ "
                "share: raw J alone rewards throttling a process that could use spare "
-               "capacity." % self.base, ""]
+               "capacity. Sync think µs: the synchronous reader's mean time from a "
+               "completion to its next request, as fwdsched measured it (its arms "
+               "only). Its cycle alone is 10⁶ ÷ sync alone µs; a reader that thinks "
+               "about that long beside the deep one cannot reach its rate alone under "
+               "any scheduler, and fwdsched waits for it only while the think time "
+               "is within anticipate_us." % self.base, ""]
         for var in self.variants(bid, exp):
             if var is not None:
                 md += ["#### %s" % {"same": "same region",
@@ -612,6 +661,7 @@ class Report:
             for a in self.arms_in(bid, exp, var):
                 row = [a, fmt(self.med(bid, exp, var, a, "sync_iops"), "%.0f"),
                        fmt(self.med(bid, exp, var, a, "sync_alone"), "%.0f"),
+                       fmt(self.med(bid, exp, var, a, "sync_think_us"), "%.0f"),
                        bs.fmt_interval(self.iv(bid, exp, var, a, "sync_share_fraction")),
                        fmt(self.med(bid, exp, var, a, "deep_iops"), "%.0f"),
                        fmt(self.med(bid, exp, var, a, "deep_share_fraction"), "%.2f")]
@@ -622,7 +672,7 @@ class Report:
                 row += [fmt(self.med(bid, exp, var, a, "jain_raw"), "%.3f"),
                         fmt(self.med(bid, exp, var, a, "jain_share"), "%.3f")]
                 rows.append(row)
-            head = ["arm", "sync IOPS", "sync alone", "sync ÷ share", "deep IOPS",
+            head = ["arm", "sync IOPS", "sync alone", "sync think µs", "sync ÷ share", "deep IOPS",
                     "deep ÷ share", "total IOPS", "× %s" % self.base]
             if exp == "deep-nullb":
                 head += ["deep alone", "deep kept"]

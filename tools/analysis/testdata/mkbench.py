@@ -252,6 +252,27 @@ def records(run, d):
     if arm == "fwdsched" and "debugfs" in run["record"]:
         write(os.path.join(d, "debugfs-stats.txt"),
               "inserted 100\ndispatched 100\nforward 96\nbackward 4\nwraps 4\n")
+        if exp == "twoproc" and run["role"] != "alone":
+            write(os.path.join(d, "debugfs-procs.txt"), debugfs_procs(doc, k))
+
+
+SYNC_THINK_US = [1500, 900, 1200]
+
+
+def debugfs_procs(doc, k):
+    """fwdsched's procs file for a two-process run: the deep reader
+    (listed first, with no think time) and the synchronous one (think
+    time SYNC_THINK_US[k]), with request counts a few per cent off fio's
+    (debugfs counts from the switch, fio from its start)."""
+    rows = ["# tgid class rd_reqs rd_sectors rd_wait_us rd_wait_max_us wr_reqs "
+            "wr_sectors wr_wait_us wr_wait_max_us queued inflight max_passed "
+            "vtime ttime_us idle_ms comm"]
+    ios = {j["jobname"]: j["read"]["total_ios"] for j in doc["jobs"]}
+    for tgid, name, think in ((700, "async", 0), (701, "sync", SYNC_THINK_US[k])):
+        n = int(ios[name] * 1.03)
+        rows.append("%d be %d %d 0 0 0 0 0 0 0 0 3 %d %d 10 fio" %
+                    (tgid, n, 8 * n, 16 * n, think))
+    return "\n".join(rows) + "\n"
 
 
 def main(root):

@@ -115,6 +115,11 @@ class Report(unittest.TestCase):
         self.assertEqual(self.vals("6.12-paper", "twoproc", "apart", "fwdsched",
                                    "sync_alone"), {1: 100, 2: 100, 3: 100})
         self.assertNotIn(("twoproc-share", "paper"), self.t)
+        # the sync reader's think time, matched to fio's job by its count
+        self.assertEqual(self.vals("6.12-paper", "twoproc", "same", "fwdsched",
+                                   "sync_think_us"), {1: 1500, 2: 900, 3: 1200})
+        self.assertNotIn("sync_think_us",
+                         self.s["boots"]["6.12-paper"]["twoproc"]["same|mq-deadline"])
 
     def test_responsiveness(self):
         # start-up 2.6, 2.8, 3.2 s against 2 s idle: 1.3, 1.4, 1.6
@@ -288,6 +293,25 @@ class Parsers(unittest.TestCase):
         self.assertEqual((r["bg_write_bps"], r["bg_read_iops"], r["window_s"]),
                          (8192 * 512 / 4, 100, 4))
         self.assertFalse(r["fg_outlasted_window"])
+
+    def test_think_time_matching(self):
+        procs = {"async": {"ios": 1000}, "sync": {"ios": 300}}
+        rows = [{"tgid": 1, "reqs": 310, "think_us": 800},
+                {"tgid": 2, "reqs": 1020, "think_us": None}]
+        report.match_think_times(procs, rows)
+        self.assertEqual(procs["sync"].get("think_us"), 800)
+        self.assertNotIn("think_us", procs["async"])
+        # no row within 10 %: no think time rather than a wrong one
+        procs = {"sync": {"ios": 300}}
+        report.match_think_times(procs, [{"tgid": 1, "reqs": 340, "think_us": 800}])
+        self.assertNotIn("think_us", procs["sync"])
+        with tempfile.NamedTemporaryFile("w", suffix=".txt") as f:
+            f.write(mkbench.debugfs_procs(mkbench.fio_doc(
+                [("async", 200, 1, 1), ("sync", 60, 1, 1)]), 1))
+            f.flush()
+            rows = report.parse_debugfs_procs(f.name)
+        self.assertEqual([(r["tgid"], r["reqs"], r["think_us"]) for r in rows],
+                         [(700, 1030, None), (701, 309, 900)])
 
     def test_card_device_time(self):
         before, after = mkbench.card_docs(3, 1000, 1, 4000)
