@@ -1548,16 +1548,51 @@ static bool fwd_fair_blocked(struct fwd_data *fwd, struct fwd_proc **w)
 }
 
 /*
+ * Is the next request owed to a process between two requests?  True when
+ * the least served backlogged process, *@w, has nothing waiting and
+ * nothing in flight, no process with requests waiting in the class has
+ * received less service (counting W at no less than the floor), and no
+ * request is aged or expired.  The processes ahead of W may still be
+ * within the limit: their requests are served, but not queued on the
+ * device for W's next request to wait behind, see fwd_hold_next().
+ */
+static bool fwd_fair_owed(struct fwd_data *fwd, struct fwd_proc **w)
+{
+	struct fwd_proc *p;
+	enum fwd_prio prio;
+	enum fwd_dir dir;
+	u64 limit, v;
+
+	if (fwd_aged_request(fwd))
+		return false;
+	prio = fwd_first_prio(fwd);
+	if (prio == FWD_PRIO_COUNT || !fwd_fair_limit(fwd, prio, &limit))
+		return false;
+	p = fwd_first_waiting(fwd, prio);
+	if (!p || atomic_read(&p->inflight))
+		return false;
+	v = max(p->vtime, fwd->floor[prio]);
+	*w = p;
+	for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
+		p = fwd_first_ready(fwd, prio, dir);
+		if ((p && p->vtime < v) || fwd_head_expired(fwd, prio, dir))
+			return false;
+	}
+	return true;
+}
+
+/*
  * Decides what the next dispatch must wait for, see fwd_data.hold.
  * Requests at the head are served regardless.  Only on a device with a
  * dispatch_depth (one that serves few requests at a time, like an SD
  * card; 0 elsewhere), and in this order:
  *
- *  - fairness: when fairness blocks (fwd_fair_blocked()), the device is
- *    not handed yet another request of the processes ahead while it has
- *    max(1, dispatch_depth - 1) requests to work on, so that the next
- *    request of the least served process, W, is served as soon as the
- *    device can take it;
+ *  - fairness: when fairness blocks (fwd_fair_blocked()), or when the
+ *    next request is owed to the least served process, W, which is
+ *    between two requests (fwd_fair_owed()), the device is not handed
+ *    yet another request of the processes ahead while it has
+ *    max(1, dispatch_depth - 1) requests to work on, so that W's next
+ *    request waits behind at most that many;
  *  - dispatch_depth: while that many requests are in flight.
  *
  * On a device with parallelism to spare (dispatch_depth 0) nothing is
@@ -1585,11 +1620,11 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 	if (!depth || !fwd->nr_queued || !list_empty(&fwd->dispatch))
 		return 0;
 	inflight = atomic_read(&fwd->inflight);
+	n = max(1U, depth - 1);
 	if (fwd_fair_blocked(fwd, &w)) {
 #ifndef FWD_NO_DEBUGFS
 		fwd->hold_proc = w;
 #endif
-		n = max(1U, depth - 1);
 		if (inflight >= n) {
 #ifndef FWD_NO_ANTICIPATION
 			if (fwd_antic_worth(fwd, w, &window)) {
@@ -1624,6 +1659,12 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 			}
 		}
 #endif
+	} else if (inflight >= n && fwd_fair_owed(fwd, &w)) {
+#ifndef FWD_NO_DEBUGFS
+		fwd->hold_proc = w;
+#endif
+		*reason = FWD_HOLD_FAIR;
+		return n;
 	}
 	if (inflight >= depth) {
 		*reason = FWD_HOLD_DEPTH;
