@@ -19,6 +19,16 @@
 #     so that D order is pick order), and on the SD card every dispatch
 #     is the sweep's choice (fwdlib.py sweep).
 #  4. "procs" accepts only "reset", which zeroes the counters.
+#  5. On the SD card (dispatch_depth 2, one request served at a time), in
+#     the run of 2: the synchronous reader's next read is owed service
+#     when it arrives, so the deep reader is not given the device's
+#     second slot meanwhile, and the read waits behind at most one of the
+#     deep reader's.  blktrace counts the deep reader's reads completed
+#     between each synchronous read's insertion and its completion; at
+#     most a quarter of the synchronous reads may see two or more (when
+#     its think time outlasted its grace, or it was ahead in service).
+#     Before the hold applied only to a reader more than fair_slack
+#     behind, most of its reads waited behind two.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
 reset_tunables "$d"
@@ -44,7 +54,9 @@ rows=$(grep -vc '^#' "$sfs/procs")
 
 slack=$(cat "$(iosched "$d")/fair_slack")
 s0=$(cat "$sfs/stats")
+[ "$(disk_kind "$d")" = mmc ] && blk_start "$d" on
 FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m run_fio "$d" selftest/fair-deep-sync "$FWD_OUT/fair-deep-sync"
+[ "$(disk_kind "$d")" = mmc ] && blk_stop
 s1=$(cat "$sfs/stats")
 procs=$(cat "$sfs/procs")
 threads=$(cat "$sfs/threads")
@@ -103,6 +115,16 @@ bound=$(( (np - 1) * (2 * slack + 3 + bypass) + bypass ))
 worst=$(procs_get "$procs" max_passed comm | awk '$2 == "fio" { if ($1 > m) m = $1 } END { print m + 0 }')
 diag "fair_slack $slack: most dispatches of others while a fio process waited $worst, bound $bound (bypassing $bypass)"
 [ "$worst" -le "$bound" ] || fail "a process waited for $worst dispatches of others, bound $bound"
+
+# 5. The synchronous reader waits behind at most one read of the deep one.
+if [ "$(disk_kind "$d")" = mmc ]; then
+	fwdlib served-ahead "$(blk_file on)" 2
+	diag "pid requests most_in_flight behind_2_or_more median_behind:" $FWDLIB_OUT
+	read -r n many <<< "$(awk '$3 == 1 && $2 > n { n = $2; m = $4 } END { print n + 0, m + 0 }' <<< "$FWDLIB_OUT")"
+	[ "$n" -ge 100 ] || fail "the trace shows $n reads of a one-at-a-time reader: too few to judge"
+	[ $(( many * 4 )) -le "$n" ] ||
+		fail "$many of the synchronous reader's $n reads waited behind two or more of the deep reader's"
+fi
 
 # 3. Enforcement off: the pure sweep.
 tunable_set "$d" fair_slack 4096

@@ -644,6 +644,46 @@ def inflight_at(events, split):
     return counts
 
 
+def served_ahead(events):
+    """On a device that serves one request at a time (the SD card), how
+    many requests of other processes were served before each request
+    while it waited: those completed (C) between its insert (I) and its
+    own completion.  The owner of a request is the pid of its I event;
+    requests inserted before the trace began have none (and count as
+    others).  A front merge (F) moves a waiting request, a requeue (R)
+    does not end its wait.  Returns {owner: dict(requests, ahead: [count
+    per request, in completion order], most_in_flight: the most of its
+    requests waiting or in flight at once)}."""
+    waiting = {}
+    per = {}
+    own = {}
+    for e in events:
+        if not e.blocks:
+            continue
+        key = (e.dev, e.direction, e.sector)
+        if e.action == "I":
+            waiting[key] = dict(owner=e.pid, ahead=0)
+            own[e.pid] = own.get(e.pid, 0) + 1
+            o = per.setdefault(e.pid, dict(requests=0, ahead=[],
+                                           most_in_flight=0))
+            o["most_in_flight"] = max(o["most_in_flight"], own[e.pid])
+        elif e.action == "F":
+            old = waiting.pop((e.dev, e.direction, e.sector + e.blocks), None)
+            if old is not None:
+                waiting[key] = old
+        elif e.action == "C":
+            rec = waiting.pop(key, None)
+            who = rec["owner"] if rec else None
+            for w in waiting.values():
+                if who is None or w["owner"] != who:
+                    w["ahead"] += 1
+            if rec:
+                own[who] -= 1
+                per[who]["requests"] += 1
+                per[who]["ahead"].append(rec["ahead"])
+    return per
+
+
 # ---------------------------------------------------------------- fio
 
 _DIRS = ("read", "write", "trim")
@@ -875,7 +915,8 @@ USAGE = """usage: fwdlib.py blkparse-fmt
        fwdlib.py sweep BLKPARSE.TXT READ_EXPIRE_MS
        fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS
        fwdlib.py fair-bound BLKPARSE.TXT FAIR_SLACK
-       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR"""
+       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR
+       fwdlib.py served-ahead BLKPARSE.TXT MIN_AHEAD"""
 
 
 def _whole(text):
@@ -924,6 +965,13 @@ def main(argv=None):
             if r["violations"]:
                 print("# worst: %s" % r["worst"], file=sys.stderr)
             print(r["requests"], r["owners"], r["violations"])
+        elif cmd == "served-ahead" and len(args) == 2:
+            k = _whole(args[1])
+            for o, v in sorted(served_ahead(parse_blkparse(args[0])).items(),
+                               key=lambda kv: str(kv[0])):
+                print(o, v["requests"], v["most_in_flight"],
+                      sum(1 for a in v["ahead"] if a >= k),
+                      percentile(v["ahead"], 50) if v["ahead"] else 0)
         elif cmd == "inflight-at" and len(args) == 2:
             counts = inflight_at(parse_blkparse(args[0]), _whole(args[1]))
             print(len(counts), percentile(counts, 50) if counts else 0,

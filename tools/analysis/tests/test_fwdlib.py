@@ -644,6 +644,23 @@ class FairnessTraceTest(unittest.TestCase):
               _ev("R", 30, 8, 9), _ev("D", 2200, 8, 9)]
         self.assertEqual(fwdlib.inflight_at(ev, 1000), [2, 1, 0])
 
+    def test_served_ahead(self):
+        # pid 9 keeps two requests in flight, pid 5 reads one at a time;
+        # a request of no known owner (inserted before the trace) is
+        # served first.
+        ev = [_ev("D", 1, 8, 0), _ev("I", 10, 8, 9), _ev("I", 20, 8, 9),
+              _ev("I", 500, 8, 5), _ev("C", 1, 8, 0), _ev("C", 10, 8, 0),
+              _ev("F", 18, 2, 9), _ev("I", 30, 8, 9), _ev("C", 18, 10, 0),
+              _ev("C", 500, 8, 0), _ev("I", 600, 8, 5), _ev("R", 600, 8, 0),
+              _ev("C", 30, 8, 0), _ev("C", 600, 8, 0)]
+        got = fwdlib.served_ahead(ev)
+        # 10: the unknown one; 20 (front-merged to 18): the unknown one;
+        # 500: the unknown one, 10 and 18; 30: 500; 600: 30
+        self.assertEqual(got[9], dict(requests=3, ahead=[1, 1, 1],
+                                      most_in_flight=2))
+        self.assertEqual(got[5], dict(requests=2, ahead=[3, 1],
+                                      most_in_flight=1))
+
     def test_cli(self):
         path = os.path.join(tempfile.mkdtemp(), "t.txt")
         with open(path, "w") as f:
