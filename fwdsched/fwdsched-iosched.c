@@ -1523,62 +1523,62 @@ static void fwd_antic_timedout(struct fwd_data *fwd)
 #endif
 
 /*
- * Is the dispatch blocked by fairness?  True when no request of a process
- * within the limit waits in the class to be served (nor an aged or
- * expired request), because the least served backlogged process, *@w, is
- * between two requests.
+ * What fairness asks of the next dispatch, see fwd_fair_state().
  */
-static bool fwd_fair_blocked(struct fwd_data *fwd, struct fwd_proc **w)
-{
-	enum fwd_prio prio;
-	enum fwd_dir dir;
-	u64 limit;
-
-	if (fwd_aged_request(fwd))
-		return false;
-	prio = fwd_first_prio(fwd);
-	if (prio == FWD_PRIO_COUNT || !fwd_fair_limit(fwd, prio, &limit))
-		return false;
-	for (dir = 0; dir < FWD_DIR_COUNT; dir++)
-		if (fwd_dir_eligible(fwd, prio, dir, limit) ||
-		    fwd_head_expired(fwd, prio, dir))
-			return false;
-	*w = fwd_first_waiting(fwd, prio);
-	return *w;
-}
+enum fwd_fair_state {
+	FWD_FAIR_FREE,		/* nothing: the sweep goes on */
+	FWD_FAIR_OWED,		/* the next request is owed to W */
+	FWD_FAIR_BLOCKED,	/* no request within the limit waits */
+};
 
 /*
- * Is the next request owed to a process between two requests?  True when
- * the least served backlogged process, *@w, has nothing waiting and
- * nothing in flight, no process with requests waiting in the class has
- * received less service (counting W at no less than the floor), and no
- * request is aged or expired.  The processes ahead of W may still be
- * within the limit: their requests are served, but not queued on the
- * device for W's next request to wait behind, see fwd_hold_next().
+ * Judges, in one pass under the lock, what fairness asks of the next
+ * dispatch in the first class with requests.  *@w is set to the least
+ * served backlogged process, W, when it is between two requests:
+ *
+ *  - FWD_FAIR_BLOCKED: no request of a process within the limit waits
+ *    in the class (nor an aged or expired request);
+ *  - FWD_FAIR_OWED: W has nothing in flight, and no process with
+ *    requests waiting in the class has received less service (counting
+ *    W at no less than the floor).  The processes ahead of W may still
+ *    be within the limit: their requests are served, but not queued on
+ *    the device for W's next request to wait behind, see
+ *    fwd_hold_next();
+ *  - FWD_FAIR_FREE otherwise.
  */
-static bool fwd_fair_owed(struct fwd_data *fwd, struct fwd_proc **w)
+static enum fwd_fair_state fwd_fair_state(struct fwd_data *fwd,
+					  struct fwd_proc **w)
 {
-	struct fwd_proc *p;
+	bool eligible = false, less = false;
+	struct fwd_proc *p, *wp;
 	enum fwd_prio prio;
 	enum fwd_dir dir;
 	u64 limit, v;
 
 	if (fwd_aged_request(fwd))
-		return false;
+		return FWD_FAIR_FREE;
 	prio = fwd_first_prio(fwd);
 	if (prio == FWD_PRIO_COUNT || !fwd_fair_limit(fwd, prio, &limit))
-		return false;
-	p = fwd_first_waiting(fwd, prio);
-	if (!p || atomic_read(&p->inflight))
-		return false;
-	v = max(p->vtime, fwd->floor[prio]);
-	*w = p;
+		return FWD_FAIR_FREE;
+	wp = fwd_first_waiting(fwd, prio);
+	if (!wp)
+		return FWD_FAIR_FREE;
+	v = max(wp->vtime, fwd->floor[prio]);
 	for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
+		if (fwd_head_expired(fwd, prio, dir))
+			return FWD_FAIR_FREE;
 		p = fwd_first_ready(fwd, prio, dir);
-		if ((p && p->vtime < v) || fwd_head_expired(fwd, prio, dir))
-			return false;
+		if (!p)
+			continue;
+		eligible |= p->vtime <= limit;
+		less |= p->vtime < v;
 	}
-	return true;
+	*w = wp;
+	if (!eligible)
+		return FWD_FAIR_BLOCKED;
+	if (less || atomic_read(&wp->inflight))
+		return FWD_FAIR_FREE;
+	return FWD_FAIR_OWED;
 }
 
 /*
@@ -1587,9 +1587,9 @@ static bool fwd_fair_owed(struct fwd_data *fwd, struct fwd_proc **w)
  * dispatch_depth (one that serves few requests at a time, like an SD
  * card; 0 elsewhere), and in this order:
  *
- *  - fairness: when fairness blocks (fwd_fair_blocked()), or when the
- *    next request is owed to the least served process, W, which is
- *    between two requests (fwd_fair_owed()), the device is not handed
+ *  - fairness: when fairness blocks, or when the next request is owed
+ *    to the least served process, W, which is between two requests (see
+ *    fwd_fair_state()), the device is not handed
  *    yet another request of the processes ahead while it has
  *    max(1, dispatch_depth - 1) requests to work on, so that W's next
  *    request waits behind at most that many;
@@ -1602,6 +1602,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 				  enum fwd_hold_reason *reason)
 {
 	unsigned int depth = fwd->dispatch_depth, inflight, n;
+	enum fwd_fair_state fair;
 	struct fwd_proc *w;
 #ifndef FWD_NO_ANTICIPATION
 	u64 window, now, end;
@@ -1621,7 +1622,8 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 		return 0;
 	inflight = atomic_read(&fwd->inflight);
 	n = max(1U, depth - 1);
-	if (fwd_fair_blocked(fwd, &w)) {
+	fair = fwd_fair_state(fwd, &w);
+	if (fair == FWD_FAIR_BLOCKED) {
 #ifndef FWD_NO_DEBUGFS
 		fwd->hold_proc = w;
 #endif
@@ -1659,7 +1661,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 			}
 		}
 #endif
-	} else if (inflight >= n && fwd_fair_owed(fwd, &w)) {
+	} else if (fair == FWD_FAIR_OWED && inflight >= n) {
 #ifndef FWD_NO_DEBUGFS
 		fwd->hold_proc = w;
 #endif
