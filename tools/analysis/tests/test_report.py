@@ -120,6 +120,10 @@ class Report(unittest.TestCase):
                                    "sync_think_us"), {1: 1500, 2: 900, 3: 1200})
         self.assertNotIn("sync_think_us",
                          self.s["boots"]["6.12-paper"]["twoproc"]["same|mq-deadline"])
+        # its latency: 2000 us beside the deep reader, 1000 us alone
+        for arm in ("fwdsched", "mq-deadline"):
+            self.assertEqual(self.vals("6.12-paper", "twoproc", "same", arm,
+                                       "sync_wait_x_alone"), {1: 2.0, 2: 2.0, 3: 2.0})
 
     def test_responsiveness(self):
         # start-up 2.6, 2.8, 3.2 s against 2 s idle: 1.3, 1.4, 1.6
