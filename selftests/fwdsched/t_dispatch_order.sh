@@ -16,7 +16,9 @@
 # (run_fio_ordered), so one CPU dispatches everything and D order is pick
 # order; the test checks that it was so.  The comparisons allow 1 % of
 # the dispatches plus two for a dispatcher preempted between pick and
-# start.
+# start.  Under full preemption (the debug kernels, Android) that can
+# happen at any dispatch, so the order is shown but not judged there
+# (order_judged); the counters still are.
 . "$FWD_ROOT/selftests/fwdsched/lib.sh"
 d=$1
 reset_tunables "$d"
@@ -50,7 +52,8 @@ check_pick_order "$d" "$cpus"
 diff=$(( disp > nd ? disp - nd : nd - disp ))
 [ "$diff" -le "$tol" ] || fail "debugfs dispatched $disp vs blktrace $nd"
 diff=$(( bwd > back ? bwd - back : back - bwd ))
-[ "$diff" -le "$tol" ] || fail "debugfs backward $bwd vs blktrace $back"
+! order_judged "backward moves in blktrace" || [ "$diff" -le "$tol" ] ||
+	fail "debugfs backward $bwd vs blktrace $back"
 # The sweep, rebuilt from the trace.  On the SD card (one command at a
 # time) most reads wait in the scheduler, so the check sees hundreds of
 # choices whatever the host's speed; on scsi_debug few reads wait, and

@@ -20,7 +20,8 @@
 # CPU and kblockd race for the queue more often: a dispatch that blk-mq
 # began while nothing was held finds a hold decided meanwhile), and there
 # is at most one re-poll
-# per 20 completed requests beyond what mq-deadline, which never holds,
+# per 20 completed requests (per 10 under full preemption, see below)
+# beyond what mq-deadline, which never holds,
 # shows under the same load on the same disk: on two hardware queues the
 # submitting CPUs race for the shared queue, and the loser finds it
 # emptied and re-polls, whatever the scheduler (fwdsched measured 0.6-1.8 %
@@ -91,8 +92,8 @@ load() {
 		  $(stat_delta "$s0" "$s1" antic_holds) ))
 	disp=$(stat_delta "$s0" "$s1" dispatched)
 	empty=$(stat_delta "$s0" "$s1" empty_dispatches)
-	# one per 20 completions beyond mq-deadline's rate, rounded up
-	allowed=$(( ncomp / 20 + (REF_REPOLLS * ncomp + REF_COMPLETED - 1) / REF_COMPLETED ))
+	# one per $per completions beyond mq-deadline's rate, rounded up
+	allowed=$(( ncomp / per + (REF_REPOLLS * ncomp + REF_COMPLETED - 1) / REF_COMPLETED ))
 	diag "$name: $ncomp completed, $REPOLLS re-polls (allowed $allowed), $DELAYED_RUNS delayed runs in all;" \
 		"$disp dispatched, $empty empty; holds: depth $(stat_delta "$s0" "$s1" depth_holds)," \
 		"fair $(stat_delta "$s0" "$s1" fair_holds), anticipation $(stat_delta "$s0" "$s1" antic_holds)" \
@@ -100,11 +101,23 @@ load() {
 	[ "$ncomp" -ge 500 ] || fail "$name: only $ncomp requests completed: too few to judge"
 	[ "$holds" -ge "$min" ] || fail "$name: only $holds holds: nothing was judged"
 	[ "$REPOLLS" -le "$allowed" ] ||
-		fail "$name: $REPOLLS re-polls for $ncomp completed requests (bound: mq-deadline's rate + 1 per 20)"
+		fail "$name: $REPOLLS re-polls for $ncomp completed requests (bound: mq-deadline's rate + 1 per $per)"
 	[ $((empty * 10)) -le "$disp" ] ||
 		fail "$name: $empty of $disp dispatches came back empty (bound: 1 per 10)"
 }
 
+# Under full preemption (the debug kernels, Android) a dispatcher can
+# also be preempted between blk-mq's has_work and its dispatch, and then
+# find a hold decided meanwhile by another context: there the bound is
+# one re-poll per 10 completions beyond mq-deadline's (6.12's debug
+# kernel measured 6.0 % against mq-deadline's 0.8 % under the deep and
+# sync readers).  Before holds ended at their completion it was about
+# one per completion.
+per=20
+if preempt_full; then
+	per=10
+	diag "full preemption: re-polls allowed 1 per $per completions beyond mq-deadline's"
+fi
 FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=128m FWD_IOSIZE=1g \
 	load r16 selftest/r16-randread.fio 200
 if [ "$kind" = mmc ]; then
