@@ -85,6 +85,8 @@ preempt_full() {
 	local f=/sys/kernel/debug/sched/preempt
 	if [ -r "$f" ]; then
 		grep -q '(full)' "$f"
+	elif uname -v | grep -qw PREEMPT_DYNAMIC; then
+		grep -qw 'preempt=full' /proc/cmdline
 	else
 		uname -v | grep -qwE 'PREEMPT|PREEMPT_RT'
 	fi
