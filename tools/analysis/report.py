@@ -603,6 +603,11 @@ class Report:
         md += ["<!-- targets:end -->", ""]
         self.md += md
 
+    def on_card(self, bid):
+        """Whether boot @bid ran on the emulated flash card (which has
+        device time)."""
+        return self.boot(bid)["device"]["kind"] == "flashcard"
+
     def ratio_cells(self, bid, exp, var, arm, metric, spec="%.0f"):
         med = self.med(bid, exp, var, arm, metric)
         cell = fmt(med, spec)
@@ -611,8 +616,7 @@ class Report:
         return [cell, bs.fmt_ratio(self.iv(bid, exp, var, arm, metric, self.base))]
 
     def headline(self, bid, exp):
-        b = self.boot(bid)
-        card = b["device"]["kind"] == "flashcard"
+        card = self.on_card(bid)
         md = ["### %s" % self.plan["experiments"][exp]["title"], ""]
         for var in self.variants(bid, exp):
             if var is not None:
@@ -645,7 +649,7 @@ class Report:
         self.md += self.plot_headline(bid, exp)
 
     def twoproc(self, bid, exp):
-        card = self.boot(bid)["device"]["kind"] == "flashcard"
+        card = self.on_card(bid)
         md = ["### %s" % self.plan["experiments"][exp]["title"], ""]
         if exp == "deep-nullb":
             md += ["The deep reader alone (same arm, same round), then with the "
