@@ -62,7 +62,14 @@ reset_tunables() { fresh_sched "$1" fwdsched; }
 # into the test's trace <name>, blk_file <name>.
 blk_file() { echo "$FWD_OUT/blk/$1.txt"; }
 blk_start() { blktrace_start "$1" "$(blk_file "$2")"; }
-blk_stop() { blktrace_stop; }
+# A trace that lost events cannot be judged in either direction (a missing
+# insert hides a process, a missing dispatch hides a pass), so blk_stop
+# fails the test when the kernel dropped any.
+blk_stop() {
+	blktrace_stop
+	[ "$BLK_DROPPED" -eq 0 ] ||
+		fail "blktrace dropped $BLK_DROPPED events: the trace cannot be judged"
+}
 
 # fwdlib <subcommand> [args...]: tools/analysis/fwdlib.py (the analysis
 # of traces: "reads", "sweep", "deadline", ...), its output left in

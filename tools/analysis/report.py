@@ -171,6 +171,10 @@ def run_record(root, run, notes, keep_traces=False):
         return None
     m = {"tunables_read": st.get("tunables_read")}
     rec = set(run["record"])
+    if st.get("blktrace_dropped"):
+        notes.append("%s: blktrace dropped %s events: its order figures "
+                     "come from an incomplete trace" %
+                     (label, st["blktrace_dropped"]))
     fpath = os.path.join(d, "fio.json")
     try:
         doc = fwdlib.load_fio_json(fpath)

@@ -169,7 +169,7 @@ startup() {
 run_one() {
 	local i=$1 id=${R_ID[$1]} disk=${R_DISK[$1]} sched=${R_SCHED[$1]}
 	local dir=$out/runs/${R_ID[$1]} rec=" ${R_REC[$1]} " t name val tread="" start
-	local status=ok sd
+	local status=ok sd dropped=0
 	err=
 	rm -rf "$dir"
 	mkdir -p "$dir"
@@ -203,7 +203,10 @@ run_one() {
 				--filename="/dev/$disk" "${extra[@]}" ${R_ARGS[$i]}) ||
 				{ status=failed err="fio failed: $(tail -n 3 "$dir/fio.log" 2>/dev/null)"; }
 		fi
-		[[ $rec != *" blktrace "* ]] || blktrace_stop
+		if [[ $rec == *" blktrace "* ]]; then
+			blktrace_stop
+			dropped=$BLK_DROPPED
+		fi
 		sd=$(schedfs "$disk")
 		if [[ $rec == *" debugfs "* ]] && [ "$sched" = fwdsched ]; then
 			for name in stats procs fairness; do
@@ -216,9 +219,9 @@ run_one() {
 		[[ $rec != *" diskstats "* ]] || diskstats_line "$disk" > "$dir/diskstats-after.txt"
 	fi
 	[[ $rec != *" card "* ]] || card_read "$disk" "$dir/card-after.json"
-	printf '{"id": "%s", "status": "%s", "error": "%s", "start": %s, "end": %s,\n "scheduler_read": "%s", "tunables_read": {%s}}\n' \
+	printf '{"id": "%s", "status": "%s", "error": "%s", "start": %s, "end": %s,\n "scheduler_read": "%s", "tunables_read": {%s}, "blktrace_dropped": %s}\n' \
 		"$id" "$status" "$(json_text "$err")" "$start" "$EPOCHREALTIME" \
-		"$(cur_sched "$disk")" "$tread" > "$dir/run.json"
+		"$(cur_sched "$disk")" "$tread" "$dropped" > "$dir/run.json"
 	[ "$status" = ok ] || echo "[bench] $id failed: $err"
 }
 

@@ -99,17 +99,21 @@ BLK_PID=
 BLK_TMP=
 BLK_OUT=
 BLK_FMT=
+BLK_DROPPED=0
 # blktrace_start <disk> <file>: trace the disk with blktrace until
 # blktrace_stop, which writes the trace to <file> as blkparse text in the
 # one format of tools/analysis/fwdlib.py (BLKPARSE_FMT).  The binary
 # trace stays on the guest's tmpfs: blktrace splices into its output
 # files, which the 9p mount refuses, and blkparse's small writes into the
 # 9p mount took 45-75 s a run under TCG, against about 1 s on tmpfs plus
-# 1.5 s for one copy.
+# 1.5 s for one copy.  The relay buffers are 8 x 1 MiB a CPU (blktrace's
+# default is 4 x 512 KiB): under TCG its reader can fall behind a fast
+# disk for a second or more, and the kernel then drops whole buffers.
 blktrace_start() {
 	BLK_TMP=$(mktemp -d /tmp/blk.XXXXXX)
 	BLK_OUT=$2
-	blktrace -d "/dev/$1" -D "$BLK_TMP" -o t > "$BLK_TMP/log" 2>&1 &
+	BLK_DROPPED=0
+	blktrace -b 1024 -n 8 -d "/dev/$1" -D "$BLK_TMP" -o t > "$BLK_TMP/log" 2>&1 &
 	BLK_PID=$!
 	sleep 1.5
 	kill -0 "$BLK_PID" 2>/dev/null ||
@@ -117,12 +121,20 @@ blktrace_start() {
 }
 
 # blktrace_stop: stop the trace of blktrace_start and write its text.
+# BLK_DROPPED is then the number of events the kernel dropped (blktrace's
+# "Total: ... (dropped N)", kept in <file> with .txt replaced by
+# .blktrace.log); a trace with drops lacks whole stretches of events, and
+# is said so on stderr.
 blktrace_stop() {
 	local fmt
 	[ -n "$BLK_PID" ] || return 0
 	kill -TERM "$BLK_PID" 2>/dev/null
 	wait "$BLK_PID" 2>/dev/null
 	BLK_PID=
+	BLK_DROPPED=$(sed -n 's/.*Total:.*(dropped \([0-9]*\)).*/\1/p' "$BLK_TMP/log" | tail -n 1)
+	BLK_DROPPED=${BLK_DROPPED:-0}
+	[ "$BLK_DROPPED" -eq 0 ] ||
+		echo "blktrace dropped $BLK_DROPPED events: the trace in $BLK_OUT is incomplete" >&2
 	# asked once per guest: a Python start costs a second or two under TCG
 	[ -n "$BLK_FMT" ] || BLK_FMT=$("$FWD_PY" "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
 		die "tools/analysis/fwdlib.py blkparse-fmt failed"
@@ -131,6 +143,8 @@ blktrace_stop() {
 		die "blkparse of the trace for $BLK_OUT failed"
 	mkdir -p "$(dirname "$BLK_OUT")"
 	cp "$BLK_TMP/t.txt" "$BLK_OUT" || die "cannot write $BLK_OUT"
+	# blktrace's own summary (events and drops a CPU) beside the trace
+	cp "$BLK_TMP/log" "${BLK_OUT%.txt}.blktrace.log" || die "cannot write beside $BLK_OUT"
 	rm -rf "$BLK_TMP"
 	BLK_TMP=
 }

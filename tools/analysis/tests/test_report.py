@@ -203,6 +203,25 @@ class Report(unittest.TestCase):
         finally:
             shutil.rmtree(tmp)
 
+    def test_dropped_trace_is_noted(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            root = os.path.join(tmp, "r")
+            shutil.copytree(self.root, root)
+            path = os.path.join(root, "runs", "6.12-paper.002", "run.json")
+            with open(path) as f:
+                st = json.load(f)
+            st["blktrace_dropped"] = 4096
+            with open(path, "w") as f:
+                json.dump(st, f)
+            _, s = report.build(root, plots=False)
+            notes = [n for n in s["notes"] if "dropped" in n]
+            self.assertEqual(len(notes), 1, s["notes"])
+            self.assertIn("6.12-paper.002 (headline round 1 mq-deadline): "
+                          "blktrace dropped 4096 events", notes[0])
+        finally:
+            shutil.rmtree(tmp)
+
     def test_cli(self):
         p = subprocess.run([sys.executable, os.path.join(HERE, "report.py"),
                             "--no-plots", "-o", os.path.join(self.tmp, "x.md"),
