@@ -30,7 +30,9 @@ pin=()
 [ "$kind" = mmc ] || pin=(taskset -c 0)
 
 s0=$(cat "$sfs/stats")
-blk_start "$d" procs
+# traced where it is judged: on null_blk blktrace cannot keep up under
+# TCG (one 7.2 run dropped 243,762 events)
+[ "$kind" != mmc ] || blk_start "$d" procs
 "${pin[@]}" fio --output-format=json --output="$FWD_OUT/deep.json" \
 	--name=deep --filename="/dev/$d" --rw=randread --bs=4k --direct=1 \
 	--ioengine=libaio --iodepth=16 --offset=768m --size=128m \
@@ -51,7 +53,7 @@ for p in "${pids[@]}"; do
 done
 kill -INT "$fio_pid"
 wait "$fio_pid"
-blk_stop
+[ "$kind" != mmc ] || blk_stop
 s1=$(cat "$sfs/stats")
 [ "$bad" -eq 0 ] || fail "$bad of the $n dd processes failed"
 procs=$(cat "$sfs/procs")
