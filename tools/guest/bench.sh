@@ -79,9 +79,6 @@ printf '{"boot": "%s", "uname": "%s", "fio": "%s", "cpus": %d, "mmc_history": %s
 
 diskstats_line() { awk -v d="$1" '$3 == d' /proc/diskstats; }
 
-# json_text <text>: the text as the inside of a JSON string, on one line
-json_text() { printf '%s' "$1" | tr '\n\t\r' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
-
 # card_read <disk> <file>: the flash card's totals, from its control window
 # (the top 64 KiB), read with O_DIRECT; the padding is dropped.
 card_read() {

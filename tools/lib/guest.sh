@@ -20,6 +20,7 @@
 #   scsi_debug_create [parameter=value...]
 #   blktrace_start <disk> <file>, blktrace_stop
 #   run_fio <disk> <job> <out> [fio options...]
+#   json_text <text>
 #
 # Errors in these functions end the script through die(); nullb_create
 # and scsi_debug_create return non-zero instead, for the caller to decide
@@ -42,6 +43,9 @@ set_sched() {
 	done
 	grep -q "\[$2\]" "$f" || die "cannot select $2 on $1 ($(cat "$f"))"
 }
+
+# json_text <text>: the text as the inside of a JSON string, on one line
+json_text() { printf '%s' "$1" | tr '\n\t\r' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
 
 # cur_sched <disk>: the scheduler selected on the disk
 cur_sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
