@@ -12,6 +12,8 @@
 #   make bench            the benchmark on the emulated flash card
 #   make soak             20 minutes of verified mixed I/O with scheduler
 #                         switches on the SD card and null_blk (6.12)
+#   make cluster          paper 001's cluster of flash nodes (NBD, dm-linear,
+#                         a shaped link) on 6.12, with its report
 #   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels
 #   make patches          regenerate patches/ from the sources
@@ -41,7 +43,7 @@ endif
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
 .PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches \
-	install uninstall deb check-pkg soak clean $(addprefix build-,$(KVERS))
+	install uninstall deb check-pkg soak cluster clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
 
@@ -65,6 +67,9 @@ bench: deps
 
 soak: deps
 	tools/soak
+
+cluster: deps
+	tools/cluster
 
 crosslayer: deps
 	CROSSLAYER_KVER=$(or $(KVER),6.12) tools/crosslayer
