@@ -285,6 +285,7 @@ def plot(root, plan, cs):
                 ax.plot(xs, ys, marker="o", label=x)
             ax.set_xlabel("nodes")
             ax.set_xticks(plan["nodes"])
+            ax.set_ylim(bottom=0)
             ax.set_title("%s, batch %d" % (label, b), fontsize=9)
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
