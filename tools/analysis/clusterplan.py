@@ -25,7 +25,7 @@ naming the problem before anything boots:
                                  (the NBD device's tags per connection)
   CLUSTER_CONNS=1                NBD connections per node, 1..4
   CLUSTER_SCHEDS="none mq-deadline fwdsched"
-  CLUSTER_LINK=wifi              wifi (shaped, see LINKS) or none
+  CLUSTER_LINK=wifi10            wifi10, wifi (shaped, see LINKS) or none
   CLUSTER_CARD=paper             flash-card preset of every node
   CLUSTER_ROUNDS=2               interleaved rounds, 1..10
   CLUSTER_RUNTIME=6              seconds per run, 2..600
@@ -55,8 +55,17 @@ MAX_BATCH = 128
 # packet overhead expresses as 1350 bytes at 54 Mbit/s.  One-way delay
 # 1 ms.  The kernel hands the link GSO frames of up to 64 KiB, as
 # 802.11n aggregates MPDUs: that is where batching pays.
+# "wifi10" is the same channel with every time ten times longer (5.4
+# Mbit/s, 2 ms a frame, 10 ms one way): under TCG the guest serves a
+# node's reads about ten times slower than a tablet's CPU did (100-220
+# reads/s a node), so only a link slowed as much keeps the paper's
+# proportion of link to node, where the link, not the nodes, limits
+# unbatched reads.  It is the default; "wifi" is the real channel's
+# timing, which the emulated nodes never load.
 LINKS = {
-    "wifi": {"rate_mbit": 54, "overhead_bytes": 1350, "delay_ms": 1,
+    "wifi10": {"rate_kbit": 5400, "overhead_bytes": 1350, "delay_ms": 10,
+               "frame_us": 2000},
+    "wifi": {"rate_kbit": 54000, "overhead_bytes": 1350, "delay_ms": 1,
              "frame_us": 200},
     "none": None,
 }
@@ -132,7 +141,7 @@ def settings(env=None):
         raise SettingsError("CLUSTER_SCHEDS: '%s' names a scheduler twice" %
                             " ".join(scheds))
     s["scheds"] = scheds
-    link = env.get("CLUSTER_LINK", "wifi").strip()
+    link = env.get("CLUSTER_LINK", "wifi10").strip()
     if link not in LINKS:
         raise SettingsError("CLUSTER_LINK: '%s' is not one of %s" %
                             (link, ", ".join(LINKS)))
@@ -190,7 +199,7 @@ def plan(s):
     # the last node's link taken down a third of the way in
     p["failure"] = {"nodes": s["nodes"][-1], "batch": s["batch"][len(s["batch"]) // 2],
                     "sched": "fwdsched" if "fwdsched" in s["scheds"] else s["scheds"][-1],
-                    "runtime": 30, "down_at": 10, "timeout": 5,
+                    "runtime": 40, "down_at": 10, "timeout": 20,
                     "node": s["nodes"][-1] - 1}
     return p
 
@@ -201,7 +210,7 @@ def guest_env(p):
     lp = p["link_params"] or {}
     f = p["failure"]
     kv = [("C_NODES", max(p["nodes"])), ("C_CONNS", p["conns"]),
-          ("C_LINK", p["link"]), ("C_RATE_MBIT", lp.get("rate_mbit", 0)),
+          ("C_LINK", p["link"]), ("C_RATE_KBIT", lp.get("rate_kbit", 0)),
           ("C_OVERHEAD", lp.get("overhead_bytes", 0)),
           ("C_DELAY_MS", lp.get("delay_ms", 0)), ("C_CARD", p["card"]),
           ("C_RUNTIME", p["runtime"]), ("C_BS", p["bs"]),

@@ -17,7 +17,7 @@ Per run, from its records:
                  cluster gives when only the cards cost time, the nodes
                  working in parallel
   link-bound     reads / the link's airtime (frames x the per-frame cost
-                 + bytes at the link rate; "wifi" only): what the shared
+                 + bytes at the link rate; shaped links only): what the shared
                  link alone allows
   frames/read    frames on the node links (both directions) per read
   CPU            the guest's CPUs busy over the run (from /proc/stat)
@@ -126,7 +126,7 @@ def run_metrics(root, run, plan):
                                for c, u in zip(cmds, busy)])
     lp = plan.get("link_params")
     if lp:
-        air_us = frames * lp["frame_us"] + nbytes * 8 / lp["rate_mbit"]
+        air_us = frames * lp["frame_us"] + nbytes * 8000.0 / lp["rate_kbit"]
         m["link_bound"] = reads / (air_us / 1e6) if air_us > 0 else None
     return m, None
 
@@ -312,7 +312,7 @@ def build(root, plots=True):
           "per node; link `%s`%s; card `%s`; %d round(s) of %d s; reads of %d bytes" % (
               plan["kver"], "/".join(map(str, plan["nodes"])),
               "/".join(map(str, plan["batch"])), plan["conns"], plan["link"],
-              " (%(rate_mbit)d Mbit/s, %(frame_us)d us a frame, %(delay_ms)d ms)" %
+              " (%(rate_kbit)d kbit/s, %(frame_us)d us a frame, %(delay_ms)d ms one way)" %
               plan["link_params"] if plan.get("link_params") else "", plan["card"],
               plan["rounds"], plan["runtime"], plan["bs"]),
           "- medians over rounds with their interval [lo, hi]; a ratio whose "

@@ -11,11 +11,11 @@
 #     on the guest's tmpfs) over TCP on 10.77.<k>.2.
 #   - Master: the namespace fwdc-m, linked to each node by a veth pair
 #     (m<k> there, e0 in the node); the kernel's NBD client connects
-#     /dev/nbd<k> to node k (nbd-client, the plan's connections, a 5 s
+#     /dev/nbd<k> to node k (nbd-client, the plan's connections, the plan's
 #     request timeout), and dm-linear joins the first n of them into
 #     /dev/mapper/fwdc, node after node.  The scheduler under test orders
 #     every /dev/nbd<k>.
-#   - Link: with "wifi", every frame on every node link, both directions,
+#   - Link: with "wifi" or "wifi10", every frame on every node link, both directions,
 #     is redirected to one ifb device in the master's namespace, whose
 #     netem qdisc is the shared medium (clusterplan.py LINKS).
 #
@@ -69,11 +69,11 @@ t0=$EPOCHREALTIME
 mkdir -p "$IMG"
 ip netns add "$MNS" || die "cannot create the namespace $MNS"
 ip -n "$MNS" link set lo up
-if [ "$C_LINK" = wifi ]; then
+if [ "$C_LINK" != none ]; then
 	ip -n "$MNS" link add air type ifb || die "cannot create the ifb device"
 	ip -n "$MNS" link set air up
 	mx tc qdisc add dev air root netem delay "${C_DELAY_MS}ms" \
-		rate "${C_RATE_MBIT}mbit" "$C_OVERHEAD" limit 100000 ||
+		rate "${C_RATE_KBIT}kbit" "$C_OVERHEAD" limit 100000 ||
 		die "cannot shape the link with netem"
 fi
 declare -a srv
@@ -87,7 +87,7 @@ for k in $(seq 0 $((M - 1))); do
 	ip -n "$ns" addr add "10.77.$k.2/24" dev e0
 	ip -n "$MNS" link set "m$k" up
 	ip -n "$ns" link set e0 up
-	if [ "$C_LINK" = wifi ]; then
+	if [ "$C_LINK" != none ]; then
 		mx tc qdisc add dev "m$k" clsact
 		for dir in ingress egress; do
 			mx tc filter add dev "m$k" "$dir" matchall \
@@ -106,7 +106,7 @@ for k in $(seq 0 $((M - 1))); do
 	for _ in $(seq 300); do
 		kill -0 "${srv[k]}" 2>/dev/null || die "nbdkit of node $k exited: $(tail -n 3 "$out/nbdkit-$k.log")"
 		if mx nbd-client "10.77.$k.2" 10809 "/dev/nbd$k" -C "$C_CONNS" \
-			-t 5 -N "" > "$out/nbd-client-$k.log" 2>&1; then
+			-t "$F_TIMEOUT" -N "" > "$out/nbd-client-$k.log" 2>&1; then
 			ok=y
 			break
 		fi

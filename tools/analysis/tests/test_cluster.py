@@ -35,7 +35,7 @@ class Settings(unittest.TestCase):
         self.assertEqual(s["nodes"], [1, 2, 4, 8])
         self.assertEqual(s["batch"], [1, 10, 100])
         self.assertEqual(s["scheds"], ["none", "mq-deadline", "fwdsched"])
-        self.assertEqual(s["link"], "wifi")
+        self.assertEqual(s["link"], "wifi10")
         self.assertEqual(len(clusterplan.runs(s)), 4 * 3 * 3 * 2)
 
     def test_refused(self):
@@ -197,8 +197,8 @@ class Report(unittest.TestCase):
         c = self.cell(4, 1, "fwdsched")
         self.assertAlmostEqual(c["device_bound"]["median"], 8000.0)
         self.assertAlmostEqual(c["frames_per_read"]["median"], 4.0)
-        # airtime a read: 4 frames x 200 us + 600 bytes at 54 Mbit/s
-        self.assertAlmostEqual(c["link_bound"]["median"], 1e6 / (800 + 600 * 8 / 54), 3)
+        # airtime a read: 4 frames x 2000 us + 600 bytes at 5.4 Mbit/s
+        self.assertAlmostEqual(c["link_bound"]["median"], 1e6 / (8000 + 600 * 8 / 5.4), 3)
 
     def test_targets(self):
         t = {(r["target"].split(",")[0], r["where"]): r for r in self.s["targets"]}
