@@ -182,6 +182,20 @@ procs_get() {
 
 FWD_TRACEFS=/sys/kernel/tracing
 FWD_KPROBES=()
+# tracefs_ready: mount tracefs (or skip the test), and stop ftrace from
+# hooking sched_switch to record command names whenever an event is
+# enabled ("record-cmd"): turning that hook on and off patches the text
+# of __schedule() with int3 while every CPU runs through it, and under
+# TCG a vCPU can still execute the int3 after the patch has completed
+# (a 6.12 guest died so, "Oops: int3" in __schedule, right after
+# trace.mmc disabled its events).  The tests read events by name, never
+# the command names.
+tracefs_ready() {
+	mountpoint -q "$FWD_TRACEFS" ||
+		mount -t tracefs nodev "$FWD_TRACEFS" 2>/dev/null || skip "no tracefs"
+	echo 0 > "$FWD_TRACEFS/options/record-cmd" ||
+		fail "cannot turn off ftrace's record-cmd"
+}
 # delayed_runs_start: count blk-mq's delayed queue runs from now on, with
 # two kprobes: "repoll", blk_mq_delay_run_hw_queues(), which blk-mq calls
 # (3 ms ahead) after a scheduler's dispatch returned nothing although it
@@ -191,8 +205,7 @@ FWD_KPROBES=()
 # kernel cannot probe them.
 delayed_runs_start() {
 	local t=$FWD_TRACEFS
-	mountpoint -q "$t" || mount -t tracefs nodev "$t" 2>/dev/null ||
-		skip "no tracefs"
+	tracefs_ready
 	[ -w "$t/kprobe_events" ] || skip "no kprobe events in this kernel"
 	echo 'p:fwdtest/repoll blk_mq_delay_run_hw_queues' \
 		>> "$t/kprobe_events" 2>/dev/null ||

@@ -23,7 +23,7 @@ t=$FWD_TRACEFS
 sfs=$(schedfs "$d")
 reset_tunables "$d"
 [ "$(disk_kind "$d")" = mmc ] || tunable_set "$d" dispatch_depth 2
-mountpoint -q "$t" || mount -t tracefs nodev "$t" 2>/dev/null || skip "no tracefs"
+tracefs_ready
 [ -d "$t/events/fwdsched" ] || fail "no fwdsched trace events in $t/events"
 
 echo 16384 > "$t/buffer_size_kb"
