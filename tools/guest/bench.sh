@@ -79,15 +79,6 @@ printf '{"boot": "%s", "uname": "%s", "fio": "%s", "cpus": %d, "mmc_history": %s
 
 diskstats_line() { awk -v d="$1" '$3 == d' /proc/diskstats; }
 
-# card_read <disk> <file>: the flash card's totals, from its control window
-# (the top 64 KiB), read with O_DIRECT; the padding is dropped.
-card_read() {
-	local s
-	s=$(cat "/sys/block/$1/size")
-	dd if="/dev/$1" iflag=direct bs=64K count=1 skip=$((s / 128 - 1)) status=none |
-		tr -d '\000' | sed 's/ *$//' > "$2"
-}
-
 # secs_until <t0> <seconds>: how long from now until t0 + seconds (>= 0)
 secs_until() {
 	awk -v t0="$1" -v s="$2" -v now="$EPOCHREALTIME" \

@@ -130,25 +130,19 @@ dm_table() {
 	[ -b /dev/mapper/fwdc ] || die "no /dev/mapper/fwdc"
 }
 
-# card_json <k>: node k's card totals (its control window, read directly)
-card_json() {
-	dd if="/dev/nbd$1" iflag=direct bs=64K count=1 status=none \
-		skip=$((SECT / 128 - 1)) | tr -d '\0' | sed 's/ *$//'
-}
-
-# snapshot <dir> <tag> <n>: the counters of the first n nodes, the links
-# and the CPUs.  The cards are read outside the links' window (their
-# reads cross the link too): first before, last after.
+# snapshot <dir> <tag> <n>: the counters of the first n nodes' cards
+# (card_read of each /dev/nbd<k>), the links and the CPUs.  The cards are
+# read outside the links' window (their reads cross the link too): first
+# before, last after.
 snapshot() {
 	local k
-	if [ "$2" = before ]; then
-		for k in $(seq 0 $(($3 - 1))); do card_json "$k" > "$1/card-$k-$2.json"; done
-	fi
+	cards() {
+		for k in $(seq 0 $(($3 - 1))); do card_read "nbd$k" "$1/card-$k-$2.json"; done
+	}
+	[ "$2" != before ] || cards "$@"
 	ip -n "$MNS" -s -j link show > "$1/link-$2.json"
 	head -n 1 /proc/stat > "$1/cpu-$2.txt"
-	if [ "$2" = after ]; then
-		for k in $(seq 0 $(($3 - 1))); do card_json "$k" > "$1/card-$k-$2.json"; done
-	fi
+	[ "$2" != after ] || cards "$@"
 }
 
 # fio_nodes <n> <batch> <runtime> <json> [fio options...]: one job per
@@ -171,31 +165,36 @@ fio_nodes() {
 # Two blocks a node, at both ends of its range, each naming its node and
 # place, written through /dev/mapper/fwdc; then every node's image must
 # hold them at the same offsets of its own range.
+# block <k> <first|last>: the block's sector in node k (ioff) and in the
+# master's address space (off), and its 4 KiB in $IMG/pat
+block() {
+	ioff=0
+	[ "$2" = first ] || ioff=$((L - 8))
+	off=$(($1 * L + ioff))
+	printf 'fwdsched cluster node %d %s block, dm sector %d%4096s' "$1" "$2" "$off" '' |
+		head -c 4096 > "$IMG/pat"
+}
 dm_table "$M"
 bad=() checked=0
 for k in $(seq 0 $((M - 1))); do
 	for end in first last; do
-		off=$((k * L)) ioff=0
-		[ "$end" = first ] || { off=$((k * L + L - 8)); ioff=$((L - 8)); }
-		printf 'fwdsched cluster node %d %s block, dm sector %d%4096s' "$k" "$end" "$off" '' |
-			head -c 4096 > "$IMG/pat"
+		block "$k" "$end"
 		dd if="$IMG/pat" of=/dev/mapper/fwdc bs=4096 seek=$((off / 8)) \
 			oflag=direct conv=notrunc status=none ||
 			bad+=("write of node $k $end block failed")
 		checked=$((checked + 1))
-		printf '%s %s %s\n' "$k" "$ioff" "$end" >> "$IMG/where"
 	done
 done
 sync
-while read -r k ioff end; do
-	off=$((k * L + ioff))
-	printf 'fwdsched cluster node %d %s block, dm sector %d%4096s' "$k" "$end" "$off" '' |
-		head -c 4096 > "$IMG/pat"
-	cmp -s "$IMG/pat" <(dd if="$IMG/node$k.img" bs=4096 skip=$((ioff / 8)) count=1 status=none) ||
-		bad+=("node $k's image lacks its $end block at sector $ioff")
-	cmp -s "$IMG/pat" <(dd if=/dev/mapper/fwdc bs=4096 skip=$((off / 8)) count=1 iflag=direct status=none) ||
-		bad+=("reading back node $k's $end block through the master failed")
-done < "$IMG/where"
+for k in $(seq 0 $((M - 1))); do
+	for end in first last; do
+		block "$k" "$end"
+		cmp -s "$IMG/pat" <(dd if="$IMG/node$k.img" bs=4096 skip=$((ioff / 8)) count=1 status=none) ||
+			bad+=("node $k's image lacks its $end block at sector $ioff")
+		cmp -s "$IMG/pat" <(dd if=/dev/mapper/fwdc bs=4096 skip=$((off / 8)) count=1 iflag=direct status=none) ||
+			bad+=("reading back node $k's $end block through the master failed")
+	done
+done
 {
 	printf '{"nodes": %d, "sectors_per_node": %d, "checked": %d, "errors": [' "$M" "$L" "$checked"
 	sep=

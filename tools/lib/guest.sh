@@ -21,6 +21,7 @@
 #   blktrace_start <disk> <file>, blktrace_stop
 #   run_fio <disk> <job> <out> [fio options...]
 #   json_text <text>
+#   card_read <disk> <file>
 #
 # Errors in these functions end the script through die(); nullb_create
 # and scsi_debug_create return non-zero instead, for the caller to decide
@@ -46,6 +47,15 @@ set_sched() {
 
 # json_text <text>: the text as the inside of a JSON string, on one line
 json_text() { printf '%s' "$1" | tr '\n\t\r' '   ' | sed 's/\\/\\\\/g; s/"/\\"/g'; }
+
+# card_read <disk> <file>: the flash card's totals, from its control window
+# (the top 64 KiB), read with O_DIRECT; the padding is dropped.
+card_read() {
+	local s
+	s=$(cat "/sys/block/$1/size")
+	dd if="/dev/$1" iflag=direct bs=64K count=1 skip=$((s / 128 - 1)) status=none |
+		tr -d '\000' | sed 's/ *$//' > "$2"
+}
 
 # cur_sched <disk>: the scheduler selected on the disk
 cur_sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
