@@ -26,6 +26,14 @@ naming the problem before anything boots:
   CLUSTER_CONNS=1                NBD connections per node, 1..4
   CLUSTER_SCHEDS="none mq-deadline fwdsched"
   CLUSTER_LINK=wifi10            wifi10, wifi (shaped, see LINKS) or none
+  CLUSTER_PACKING=nagle          nagle: the requests and replies in flight
+                                 share frames (TCP's Nagle algorithm, kept
+                                 on in nbdkit and nbd-client by
+                                 tools/lib/nagle.c); nodelay: every request
+                                 and reply a frame, as the engines ship
+  CLUSTER_FWD_DEPTH=16           fwdsched's dispatch_depth on every node's
+                                 NBD device, 0..128 (0: no limit, its
+                                 default there), see PACKINGS
   CLUSTER_CARD=paper             flash-card preset of every node
   CLUSTER_ROUNDS=2               interleaved rounds, 1..10
   CLUSTER_RUNTIME=6              seconds per run, 2..600
@@ -69,6 +77,23 @@ LINKS = {
              "frame_us": 200},
     "none": None,
 }
+# How requests and replies share the link's frames.  The paper's master
+# packed 10 or 100 reads into one packet; NBD has no such message, but
+# TCP does the same for a stream of small writes unless the application
+# turns Nagle's algorithm off, which nbd-client and nbdkit both do
+# (TCP_NODELAY).  "nagle" keeps it on (tools/lib/nagle.c, preloaded), so
+# what is written while a small segment is unacknowledged leaves in one
+# frame with what follows it; "nodelay" is the engines as shipped.
+PACKINGS = ("nagle", "nodelay")
+# fwdsched's dispatch_depth on the nodes' NBD devices.  NBD takes 128
+# requests a connection, so with 100 in flight nothing waits in any
+# scheduler and every scheduler's order is the order fio submitted: the
+# card serves them at random.  A node's card serves one request at a
+# time; a dispatch_depth that covers the link's round trip (about 5 reads
+# at wifi10's 25 ms and a node's 200 reads/s) keeps the card busy while
+# the rest wait in fwdsched, sorted.  mq-deadline and none have no such
+# limit: they are measured as a user would run them.
+MAX_FWD_DEPTH = 128
 # the reads: 512 bytes, the smallest a block device takes (the paper's
 # cluster read one byte; requests under 4 KiB cost it as much as 4 KiB)
 BS = 512
@@ -147,6 +172,13 @@ def settings(env=None):
                             (link, ", ".join(LINKS)))
     s["link"] = link
     s["link_params"] = LINKS[link]
+    packing = env.get("CLUSTER_PACKING", "nagle").strip()
+    if packing not in PACKINGS:
+        raise SettingsError("CLUSTER_PACKING: '%s' is not one of %s" %
+                            (packing, ", ".join(PACKINGS)))
+    s["packing"] = packing
+    s["fwd_depth"] = _int("CLUSTER_FWD_DEPTH", env.get("CLUSTER_FWD_DEPTH", "16"),
+                          0, MAX_FWD_DEPTH)
     card = env.get("CLUSTER_CARD", "paper").strip()
     if card not in CARDS:
         raise SettingsError("CLUSTER_CARD: '%s' is not one of %s" %
@@ -180,12 +212,13 @@ def duration_s(s):
 
 def command(s):
     return ("CLUSTER_KVER=%s CLUSTER_NODES=%s CLUSTER_BATCH=%s CLUSTER_CONNS=%d "
-            "CLUSTER_SCHEDS=%s CLUSTER_LINK=%s CLUSTER_CARD=%s CLUSTER_ROUNDS=%d "
+            "CLUSTER_SCHEDS=%s CLUSTER_LINK=%s CLUSTER_PACKING=%s "
+            "CLUSTER_FWD_DEPTH=%d CLUSTER_CARD=%s CLUSTER_ROUNDS=%d "
             "CLUSTER_RUNTIME=%d make cluster" % (
                 s["kver"], benchplan.shquote(" ".join(map(str, s["nodes"]))),
                 benchplan.shquote(" ".join(map(str, s["batch"]))), s["conns"],
-                benchplan.shquote(" ".join(s["scheds"])), s["link"], s["card"],
-                s["rounds"], s["runtime"]))
+                benchplan.shquote(" ".join(s["scheds"])), s["link"], s["packing"],
+                s["fwd_depth"], s["card"], s["rounds"], s["runtime"]))
 
 
 def plan(s):
@@ -213,6 +246,8 @@ def guest_env(p):
           ("C_LINK", p["link"]), ("C_RATE_KBIT", lp.get("rate_kbit", 0)),
           ("C_OVERHEAD", lp.get("overhead_bytes", 0)),
           ("C_DELAY_MS", lp.get("delay_ms", 0)), ("C_CARD", p["card"]),
+          ("C_PACKING", p.get("packing", "nodelay")),
+          ("C_FWD_DEPTH", p.get("fwd_depth", 0)),
           ("C_RUNTIME", p["runtime"]), ("C_BS", p["bs"]),
           ("F_NODES", f["nodes"]), ("F_BATCH", f["batch"]),
           ("F_SCHED", f["sched"]), ("F_RUNTIME", f["runtime"]),

@@ -315,6 +315,14 @@ def build(root, plots=True):
               " (%(rate_kbit)d kbit/s, %(frame_us)d us a frame, %(delay_ms)d ms one way)" %
               plan["link_params"] if plan.get("link_params") else "", plan["card"],
               plan["rounds"], plan["runtime"], plan["bs"]),
+          "- packing `%s` (%s); fwdsched's dispatch_depth on every node's NBD "
+          "device %s" % (
+              plan.get("packing", "nodelay"),
+              "Nagle's algorithm kept on in nbdkit and nbd-client: the requests and "
+              "replies in flight share frames" if plan.get("packing") == "nagle" else
+              "TCP_NODELAY as the engines ship: a frame per request and per reply",
+              "%d" % plan["fwd_depth"] if plan.get("fwd_depth") else
+              "0 (no limit: every request goes to the NBD device at once)"),
           "- medians over rounds with their interval [lo, hi]; a ratio whose "
           "interval spans its bound is unresolved", "",
           "## Targets", "", BEGIN, "",

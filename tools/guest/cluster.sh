@@ -15,6 +15,11 @@
 #     request timeout), and dm-linear joins the first n of them into
 #     /dev/mapper/fwdc, node after node.  The scheduler under test orders
 #     every /dev/nbd<k>.
+#   - Packing: with "nagle", nbdkit and nbd-client run with
+#     build/cluster/nagle.so preloaded, which keeps TCP's Nagle algorithm on
+#     (both ask for TCP_NODELAY), so that the requests and replies in
+#     flight share frames; with "nodelay" they run as shipped.
+#   - fwdsched: its dispatch_depth is the plan's on every /dev/nbd<k>.
 #   - Link: with "wifi" or "wifi10", every frame on every node link, both directions,
 #     is redirected to one ifb device in the master's namespace, whose
 #     netem qdisc is the shared medium (clusterplan.py LINKS).
@@ -63,6 +68,12 @@ for m in "nbd nbds_max=$M" "ifb numifbs=0" veth sch_netem act_mirred \
 	modprobe -q $m || die "cannot load the module ${m%% *}"
 done
 [ -b /dev/nbd$((M - 1)) ] || die "nbd gave no /dev/nbd$((M - 1)) (loaded before with fewer devices?)"
+# nbdkit and nbd-client run with $pre preloaded: packed as the plan says
+pre=
+if [ "$C_PACKING" = nagle ]; then
+	pre=$FWD_ROOT/build/cluster/nagle.so
+	[ -f "$pre" ] || die "no $pre (built by tools/cluster)"
+fi
 
 # ---------------------------------------------------------------- set-up
 t0=$EPOCHREALTIME
@@ -95,7 +106,7 @@ for k in $(seq 0 $((M - 1))); do
 				die "cannot redirect m$k $dir to the shared link"
 		done
 	fi
-	ip netns exec "$ns" nbdkit -f --exit-with-parent -i "10.77.$k.2" -p 10809 \
+	ip netns exec "$ns" env LD_PRELOAD="$pre" nbdkit -f --exit-with-parent -i "10.77.$k.2" -p 10809 \
 		python "$FWD_ROOT/tools/flashcard/flashcard.py" \
 		file="$IMG/node$k.img" size=1G preset="$C_CARD" \
 		> "$out/nbdkit-$k.log" 2>&1 &
@@ -105,7 +116,7 @@ for k in $(seq 0 $((M - 1))); do
 	ok=
 	for _ in $(seq 300); do
 		kill -0 "${srv[k]}" 2>/dev/null || die "nbdkit of node $k exited: $(tail -n 3 "$out/nbdkit-$k.log")"
-		if mx nbd-client "10.77.$k.2" 10809 "/dev/nbd$k" -C "$C_CONNS" \
+		if mx env LD_PRELOAD="$pre" nbd-client "10.77.$k.2" 10809 "/dev/nbd$k" -C "$C_CONNS" \
 			-t "$F_TIMEOUT" -N "" > "$out/nbd-client-$k.log" 2>&1; then
 			ok=y
 			break
@@ -161,6 +172,12 @@ fio_nodes() {
 		--runtime="$rt" "$@" "${jobs[@]}"
 }
 
+# fwd_depth <dev>: the plan's dispatch_depth on fwdsched of <dev>, read back
+fwd_depth() {
+	local f=/sys/block/$1/queue/iosched/dispatch_depth
+	echo "$C_FWD_DEPTH" > "$f" && [ "$(cat "$f")" = "$C_FWD_DEPTH" ]
+}
+
 # ---------------------------------------------------------- mapping check
 # Two blocks a node, at both ends of its range, each naming its node and
 # place, written through /dev/mapper/fwdc; then every node's image must
@@ -214,6 +231,9 @@ while read -r id n b sched; do
 	for k in $(seq 0 $((n - 1))); do
 		fresh_sched "nbd$k" "$sched" 2> "$dir/sched.err" ||
 			{ status=failed err="cannot select $sched on nbd$k"; }
+		if [ "$sched" = fwdsched ] && [ "$status" = ok ] && ! fwd_depth "nbd$k"; then
+			status=failed err="cannot set dispatch_depth on nbd$k"
+		fi
 	done
 	start=$EPOCHREALTIME
 	if [ "$status" = ok ]; then
@@ -235,7 +255,10 @@ done < <($CP runs "$plan")
 fd=$out/failure
 mkdir -p "$fd"
 dm_table "$F_NODES"
-for k in $(seq 0 $((F_NODES - 1))); do fresh_sched "nbd$k" "$F_SCHED"; done
+for k in $(seq 0 $((F_NODES - 1))); do
+	fresh_sched "nbd$k" "$F_SCHED"
+	[ "$F_SCHED" != fwdsched ] || fwd_depth "nbd$k"
+done
 fstart=$EPOCHREALTIME
 fio_nodes "$F_NODES" "$F_BATCH" "$F_RUNTIME" "$fd/fio.json" > "$fd/fio.log" 2>&1 &
 fpid=$!

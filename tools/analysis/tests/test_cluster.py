@@ -36,6 +36,8 @@ class Settings(unittest.TestCase):
         self.assertEqual(s["batch"], [1, 10, 100])
         self.assertEqual(s["scheds"], ["none", "mq-deadline", "fwdsched"])
         self.assertEqual(s["link"], "wifi10")
+        self.assertEqual(s["packing"], "nagle")
+        self.assertEqual(s["fwd_depth"], 16)
         self.assertEqual(len(clusterplan.runs(s)), 4 * 3 * 3 * 2)
 
     def test_refused(self):
@@ -55,6 +57,10 @@ class Settings(unittest.TestCase):
         self.bad({"CLUSTER_SCHEDS": ""}, "CLUSTER_SCHEDS", "no scheduler")
         self.bad({"CLUSTER_LINK": "5g"}, "CLUSTER_LINK", "'5g'")
         self.bad({"CLUSTER_CARD": "nand"}, "CLUSTER_CARD", "'nand'")
+        self.bad({"CLUSTER_PACKING": "jumbo"}, "CLUSTER_PACKING", "'jumbo'")
+        self.bad({"CLUSTER_FWD_DEPTH": "129"}, "CLUSTER_FWD_DEPTH", "out of range 0..128")
+        self.bad({"CLUSTER_FWD_DEPTH": "2 4"}, "CLUSTER_FWD_DEPTH", "one whole number")
+        self.bad({"CLUSTER_FWD_DEPTH": "x"}, "CLUSTER_FWD_DEPTH", "'x'")
         self.bad({"CLUSTER_KVER": "5.10"}, "CLUSTER_KVER", "'5.10'")
         self.bad({"CLUSTER_ROUNDS": "0"}, "CLUSTER_ROUNDS", "out of range 1..10")
         self.bad({"CLUSTER_RUNTIME": "1"}, "CLUSTER_RUNTIME", "out of range 2..600")
@@ -89,8 +95,39 @@ class Settings(unittest.TestCase):
         self.assertEqual(env["F_NODE"], "3")
         self.assertEqual(env["F_BATCH"], "10")
         self.assertEqual(env["C_OVERHEAD"], "1350")
+        self.assertEqual(env["C_PACKING"], "nagle")
+        self.assertEqual(env["C_FWD_DEPTH"], "16")
+        self.assertIn("CLUSTER_PACKING=nagle CLUSTER_FWD_DEPTH=16", p["command"])
         for v in env.values():
             self.assertRegex(v, r"^[A-Za-z0-9.-]+$")
+
+
+class Nagle(unittest.TestCase):
+    """tools/lib/nagle.c, preloaded: TCP_NODELAY requests are ignored,
+    every other option still takes effect."""
+
+    def test_nodelay_ignored(self):
+        if not shutil.which("gcc"):
+            self.skipTest("no gcc")
+        with tempfile.TemporaryDirectory() as d:
+            so = os.path.join(d, "nagle.so")
+            subprocess.run(["gcc", "-Wall", "-Werror", "-shared", "-fPIC", "-o", so,
+                            os.path.join(TOP, "tools", "lib", "nagle.c"), "-ldl"],
+                           check=True)
+            code = ("import socket\n"
+                    "s = socket.socket()\n"
+                    "s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)\n"
+                    "s.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)\n"
+                    "print(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0,"
+                    " s.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE) != 0)\n")
+            outs = []
+            for pre in ("", so):
+                r = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                   text=True, env=dict(os.environ, LD_PRELOAD=pre))
+                self.assertEqual(r.returncode, 0, r.stderr)
+                outs.append(r.stdout.split())
+            self.assertEqual(outs[0], ["True", "True"])
+            self.assertEqual(outs[1], ["False", "True"])
 
 
 def card_doc(busy_us, commands):
