@@ -37,6 +37,7 @@ import benchstats as bs  # noqa: E402
 import costmodel  # noqa: E402
 
 BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
+RUNS_BEGIN, RUNS_END = "<!-- runs:begin -->", "<!-- runs:end -->"
 SCALE_TARGET = 6.0
 
 
@@ -117,7 +118,12 @@ def run_metrics(root, run, plan):
     if not reads or runtime_s <= 0 or max(busy) <= 0:
         return None, "%s: no reads recorded" % run["id"]
     frames, nbytes = f1 - f0, b1 - b0
-    m = dict(reads=reads, iops=reads / runtime_s,
+    # fio's mean completion latency, over all nodes' reads
+    lat = [(j["read"]["total_ios"], j["read"].get("clat_ns", {}).get("mean"))
+           for j in jobs]
+    lat_ms = (sum(k * v for k, v in lat) / reads / 1e6
+              if all(v is not None for _, v in lat) else None)
+    m = dict(reads=reads, iops=reads / runtime_s, lat_ms=lat_ms,
              device_bound=reads / (max(busy) / 1e6),
              device_util=sum(busy) / 1e6 / (n * runtime_s),
              frames_per_read=frames / reads, bytes_per_read=nbytes / reads,
@@ -334,20 +340,29 @@ def build(root, plots=True):
         md.append("| %s check | | %s | %s |" % (name, text, "passed" if ok else "FAILED"))
     md += ["", END, ""]
     md += ["## Runs", "",
+           "Latency: fio's mean completion latency of a read, in ms. Once reads "
+           "wait in fwdsched longer than its read_expire (500 ms), it serves the "
+           "oldest first, in arrival order, as its deadline promises: where the "
+           "link keeps the latency above that, fwdsched's order no longer shows "
+           "in the device-bound rate.", "",
+           RUNS_BEGIN, "",
            "| nodes | batch | scheduler | reads/s (wall) | device-bound | link-bound | "
-           "frames/read | device busy | CPU busy |", "|---|---|---|---|---|---|---|---|---|"]
+           "frames/read | latency ms | device busy | CPU busy |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     summary = {"targets": [], "checks": [], "cells": []}
     for (n, b, x), c in sorted(cs.items(), key=lambda kv: (kv[0][1], kv[0][0],
                                                             plan["scheds"].index(kv[0][2]))):
         ivs = {k: bs.interval(list(metric(c, k).values())) for k in
                ("iops", "device_bound", "link_bound", "frames_per_read",
-                "device_util", "cpu")}
-        md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+                "lat_ms", "device_util", "cpu")}
+        md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, b, x, _fmt(ivs["iops"]), _fmt(ivs["device_bound"]),
             _fmt(ivs["link_bound"]) if ivs["link_bound"]["n"] else "n/a",
-            _fmt(ivs["frames_per_read"], "%.2f"), _fmt(ivs["device_util"], "%.2f"),
-            _fmt(ivs["cpu"], "%.2f")))
+            _fmt(ivs["frames_per_read"], "%.2f"),
+            _fmt(ivs["lat_ms"]) if ivs["lat_ms"]["n"] else "n/a",
+            _fmt(ivs["device_util"], "%.2f"), _fmt(ivs["cpu"], "%.2f")))
         summary["cells"].append(dict(nodes=n, batch=b, sched=x, **ivs))
+    md += ["", RUNS_END]
     p = plot(root, plan, cs) if plots else None
     if p:
         md += ["", "![reads/s against nodes](%s)" % p]

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""publish: append one benchmark or soak run to BENCHMARKS.md
-(tools/bench --publish, tools/soak --publish).
+"""publish: append one benchmark, soak or cluster run to BENCHMARKS.md
+(tools/bench --publish, tools/soak --publish, tools/cluster --publish).
 
 usage: publish.py [--file BENCHMARKS.md] RESULTS_DIR
 
@@ -13,7 +13,10 @@ target table copied verbatim from report.md (between its
 typed by hand.  Exit 2 with a message when the run has no plan or no
 report with a target table, or when it is already in the file.  A soak
 run (results/soak-<timestamp>/, tools/soak) has a meta.json instead of a
-plan, and its entry carries the report's result table.
+plan, and its entry carries the report's result table.  A cluster run
+(results/cluster-<timestamp>/, tools/cluster) has a plan of its own kind,
+and its entry carries the report's targets and checks and its table of
+runs (between "runs:begin" and "runs:end").
 """
 
 import json
@@ -23,6 +26,7 @@ import sys
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCHMARKS = os.path.join(TOP, "BENCHMARKS.md")
 BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
+RUNS_BEGIN, RUNS_END = "<!-- runs:begin -->", "<!-- runs:end -->"
 
 
 class PublishError(Exception):
@@ -63,30 +67,64 @@ def soak_entry(root, run):
     return run, "\n".join(lines)
 
 
+def cluster_entry(root, run, plan, block):
+    """The entry of a cluster run (tools/cluster): its plan, the targets
+    and checks, and the table of runs of its report.md."""
+    with open(os.path.join(root, "report.md")) as f:
+        md = f.read()
+    if RUNS_BEGIN not in md or RUNS_END not in md:
+        raise PublishError("%s/report.md has no table of runs" % root)
+    runs = md[md.index(RUNS_BEGIN) + len(RUNS_BEGIN):md.index(RUNS_END)].strip("\n")
+    done = _done(root)
+    h = plan.get("host") or {}
+    lines = ["## %s — cluster, %s (run `%s`)" % (plan["created"][:10], plan["kver"], run),
+             "",
+             "- commit: `%s`%s" % (plan.get("commit"),
+                                   " with uncommitted changes" if plan.get("dirty") else ""),
+             "- command: `%s`" % plan["command"],
+             "- started: %s; duration: %s" % (plan["created"], _duration(done)),
+             "- host: %s CPUs, load %s at the start, host kernel %s" % (
+                 h.get("nproc"), _load_text(h.get("loadavg")), h.get("uname")),
+             "- full report and plot: `results/%s/report.md` (not in git)" % run,
+             "", block, "", runs, ""]
+    return run, "\n".join(lines)
+
+
+def _done(root):
+    try:
+        with open(os.path.join(root, "done.json")) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def _duration(done):
+    return ("%d min" % round(done["duration_s"] / 60) if "duration_s" in done
+            else "unknown (the run did not finish)")
+
+
+def _load_text(xs):
+    return " / ".join("%.2f" % x for x in xs) if xs else "n/a"
+
+
 def entry(root):
     run = os.path.basename(os.path.realpath(root))
     if os.path.exists(os.path.join(root, "meta.json")):
         return soak_entry(root, run)
     plan, block = read_run(root, "plan.json", "target table")
-    done = {}
-    try:
-        with open(os.path.join(root, "done.json")) as f:
-            done = json.load(f)
-    except (OSError, ValueError):
-        pass
+    if plan.get("kind") == "fwdsched-cluster":
+        return cluster_entry(root, run, plan, block)
+    done = _done(root)
     s, h = plan["settings"], plan.get("host") or {}
-    load = lambda xs: " / ".join("%.2f" % x for x in xs) if xs else "n/a"
     lines = ["## %s — %s (run `%s`)" % (plan["created"][:10], ", ".join(s["kernels"]), run),
              "",
              "- commit: `%s`%s" % (plan.get("commit"),
                                    " with uncommitted changes" if plan.get("dirty") else ""),
              "- command: `%s`" % plan["command"],
-             "- started: %s; duration: %s" % (
-                 plan["created"], "%d min" % round(done["duration_s"] / 60)
-                 if "duration_s" in done else "unknown (the run did not finish)"),
+             "- started: %s; duration: %s" % (plan["created"], _duration(done)),
              "- host: %s CPUs, load %s at the start and %s at the end, %s other "
              "QEMU guests at the start, host kernel %s" % (
-                 h.get("nproc"), load(h.get("loadavg")), load(done.get("loadavg")),
+                 h.get("nproc"), _load_text(h.get("loadavg")), _load_text(done.get("loadavg")),
                  h.get("qemu_running"), h.get("uname")),
              "- cards %s; experiments %s; arms %s; %d rounds of %d s" % (
                  ", ".join(s["cards"]), ", ".join(s["experiments"]),
@@ -99,13 +137,15 @@ def entry(root):
 
 HEADER = """# Benchmark results
 
-One entry per published run of `make bench`, newest last, each appended
-by `tools/bench --publish results/<timestamp>` from the run's own files:
-the plan's date, commit and exact command, the host's state, and the
-report's target table, copied verbatim (no figure here is typed by hand).
+One entry per published run of `make bench`, `make soak` or `make
+cluster`, newest last, each appended by `tools/bench --publish
+results/<timestamp>` (`tools/soak --publish`, `tools/cluster --publish`)
+from the run's own files: the plan's date, commit and exact command, the
+host's state, and the report's target table, copied verbatim (no figure
+here is typed by hand; a cluster entry also carries its table of runs).
 How the targets are judged: `fio-jobs/targets.json` and the head of any
-`report.md`; what the experiments are: `tools/BENCH.md`, section "The
-benchmark".
+`report.md`; what the experiments are: `tools/BENCH.md`, sections "The
+benchmark", "The soak" and "The cluster".
 
 """
 

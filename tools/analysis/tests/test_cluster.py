@@ -20,6 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "flashcard"))
 import clusterplan  # noqa: E402
 import clusterreport  # noqa: E402
 import costmodel  # noqa: E402
+import publish  # noqa: E402
 
 
 class Settings(unittest.TestCase):
@@ -145,7 +146,8 @@ def write_run(root, rid, n, reads_per_node, busy, cmds, frames, nbytes,
     with open(os.path.join(d, "run.json"), "w") as f:
         json.dump({"id": rid, "status": status, "error": ""}, f)
     jobs = [{"jobname": "node%d" % k, "error": 0,
-             "read": {"total_ios": reads_per_node, "runtime": 4000}} for k in range(n)]
+             "read": {"total_ios": reads_per_node, "runtime": 4000,
+                      "clat_ns": {"mean": 1e6 * (k + 1)}}} for k in range(n)]
     with open(os.path.join(d, "fio.json"), "w") as f:
         json.dump({"jobs": jobs}, f)
     for k in range(n):
@@ -231,6 +233,8 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(c["frames_per_read"]["median"], 1.0)
         self.assertAlmostEqual(c["device_util"]["median"], 0.25)
         self.assertAlmostEqual(c["cpu"]["median"], 4 / 7)  # 400 of 700 ticks
+        # nodes' mean latencies 1, 2, 3, 4 ms over equal read counts
+        self.assertAlmostEqual(c["lat_ms"]["median"], 2.5)
         c = self.cell(4, 1, "fwdsched")
         self.assertAlmostEqual(c["device_bound"]["median"], 8000.0)
         self.assertAlmostEqual(c["frames_per_read"]["median"], 4.0)
@@ -253,6 +257,33 @@ class Report(unittest.TestCase):
         self.assertTrue(all(c["ok"] for c in self.s["checks"]), self.s["checks"])
         fail = [c for c in self.s["checks"] if c["name"] == "failure"][0]
         self.assertIn("ended with error 5 6.0 s later", fail["text"])
+
+    def test_publish(self):
+        bm = os.path.join(self.tmp, "BENCHMARKS.md")
+        with open(os.path.join(self.root, "done.json"), "w") as f:
+            json.dump({"duration_s": 1368}, f)
+        self.assertEqual(publish.publish(self.root, bm), "run")
+        with open(bm) as f:
+            text = f.read()
+        self.assertIn("— cluster, 6.12 (run `run`)", text)
+        self.assertIn("duration: 23 min", text)
+        self.assertIn(self.plan["command"], text)
+        # the targets and checks, and the table of runs, verbatim
+        for marker in ("| target | where | value | verdict |", "| mapping check |",
+                       "| nodes | batch | scheduler |", "| 4 | 10 | fwdsched |"):
+            self.assertIn(marker, text)
+        with self.assertRaises(publish.PublishError):
+            publish.publish(self.root, bm)
+        # a report without its table of runs is refused, nothing written
+        root = os.path.join(self.tmp, "noruns")
+        shutil.copytree(self.root, root)
+        with open(os.path.join(root, "report.md")) as f:
+            md = f.read()
+        with open(os.path.join(root, "report.md"), "w") as f:
+            f.write(md.replace(clusterreport.RUNS_BEGIN, ""))
+        with self.assertRaises(publish.PublishError) as cm:
+            publish.publish(root, bm)
+        self.assertIn("no table of runs", str(cm.exception))
 
     def test_checks_fail_on_bad_records(self):
         root = os.path.join(self.tmp, "bad")
