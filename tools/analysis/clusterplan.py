@@ -33,7 +33,7 @@ naming the problem before anything boots:
                                  and reply a frame, as the engines ship
   CLUSTER_FWD_DEPTH=16           fwdsched's dispatch_depth on every node's
                                  NBD device, 0..128 (0: no limit, its
-                                 default there), see PACKINGS
+                                 default there), see MAX_FWD_DEPTH
   CLUSTER_CARD=paper             flash-card preset of every node
   CLUSTER_ROUNDS=2               interleaved rounds, 1..10
   CLUSTER_RUNTIME=6              seconds per run, 2..600
@@ -98,8 +98,9 @@ MAX_FWD_DEPTH = 128
 # cluster read one byte; requests under 4 KiB cost it as much as 4 KiB)
 BS = 512
 # per run, besides its runtime: counters of every node read before and
-# after, fio's start under TCG
-RUN_OVERHEAD_S = 6
+# after, fio's start under TCG (the default plan's 72 runs took 1368 s
+# from boot to teardown on the 2-core host, 27 November)
+RUN_OVERHEAD_S = 10
 # per node count: the dm table; once: namespaces, nbdkit's start, the
 # connections, the mapping check and the failure case
 NODES_OVERHEAD_S = 3

@@ -33,11 +33,11 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "flashcard"))
+import benchplan  # noqa: E402  (the git state, shared with bench)
 import benchstats as bs  # noqa: E402
 import costmodel  # noqa: E402
 
-BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
-RUNS_BEGIN, RUNS_END = "<!-- runs:begin -->", "<!-- runs:end -->"
+from publish import BEGIN, END, RUNS_BEGIN, RUNS_END  # noqa: E402
 SCALE_TARGET = 6.0
 
 
@@ -100,13 +100,16 @@ def run_metrics(root, run, plan):
         errors = sum(1 for j in jobs if j.get("error"))
         runtime_s = max(j["read"]["runtime"] for j in jobs) / 1000.0
         n = run["nodes"]
-        busy, cmds = [], []
+        busy, cmds, fwd, back = [], [], 0, 0
         for k in range(n):
             b, a = (costmodel.parse_control(_read(os.path.join(
                 d, "card-%d-%s.json" % (k, tag)))) for tag in ("before", "after"))
             t = costmodel.diff_totals(b["totals"], a["totals"])
             busy.append(t["busy_us"])
             cmds.append(t["commands"])
+            rd = t.get("read", {})
+            fwd += rd.get("forward", {}).get("commands", 0)
+            back += rd.get("backward", {}).get("commands", 0)
         f0, b0 = _links(_load(os.path.join(d, "link-before.json")), n)
         f1, b1 = _links(_load(os.path.join(d, "link-after.json")), n)
         c0 = _read(os.path.join(d, "cpu-before.txt"))
@@ -124,6 +127,7 @@ def run_metrics(root, run, plan):
     lat_ms = (sum(k * v for k, v in lat) / reads / 1e6
               if all(v is not None for _, v in lat) else None)
     m = dict(reads=reads, iops=reads / runtime_s, lat_ms=lat_ms,
+             fwd_fraction=fwd / (fwd + back) if fwd + back else None,
              device_bound=reads / (max(busy) / 1e6),
              device_util=sum(busy) / 1e6 / (n * runtime_s),
              frames_per_read=frames / reads, bytes_per_read=nbytes / reads,
@@ -232,8 +236,11 @@ def checks(root):
                         (fl["runtime"] - 1) * 1000 for j in others)
         ok = (fl["fio_exit"] not in (124, 137) and bad is not None and
               bad.get("error") and lat is not None and lat <= bound and others_ok and
-              fl["read_after_exit"] != 0 and fl["read_after_s"] <= bound)
+              fl["read_after_exit"] != 0 and fl["read_after_s"] <= bound and
+              fl.get("sched_set", "ok") == "ok")
         out.append(("failure", bool(ok),
+                    ("%s not set on every node; " % fl.get("sched", "the scheduler")
+                     if fl.get("sched_set", "ok") != "ok" else "") +
                     "node %d's link down %d s into a %d s run of %d nodes: its reads "
                     "ended with error %s %.1f s later (bound %d s: the NBD timeout "
                     "%d s + 10 s); the other %d nodes %s; fio exited %d; a read of "
@@ -311,9 +318,12 @@ def build(root, plots=True):
     cs, notes = cells(root, plan)
     rows = targets(plan, cs)
     chk = checks(root)
+    g = benchplan.git_state()
     md = ["# make cluster — %s" % plan["created"], "",
           "- commit `%s`%s; command `%s`" % (plan["commit"], " (uncommitted changes)"
                                              if plan.get("dirty") else "", plan["command"]),
+          "- this report written at commit `%s`%s" % (
+              g.get("commit"), " (uncommitted changes)" if g.get("dirty") else ""),
           "- kernel %s; nodes %s; reads in flight per node %s; %d NBD connection(s) "
           "per node; link `%s`%s; card `%s`; %d round(s) of %d s; reads of %d bytes" % (
               plan["kver"], "/".join(map(str, plan["nodes"])),
@@ -340,26 +350,30 @@ def build(root, plots=True):
         md.append("| %s check | | %s | %s |" % (name, text, "passed" if ok else "FAILED"))
     md += ["", END, ""]
     md += ["## Runs", "",
-           "Latency: fio's mean completion latency of a read, in ms. Once reads "
-           "wait in fwdsched longer than its read_expire (500 ms), it serves the "
-           "oldest first, in arrival order, as its deadline promises: where the "
-           "link keeps the latency above that, fwdsched's order no longer shows "
-           "in the device-bound rate.", "",
+           "Latency: fio's mean completion latency of a read, in ms. Forward: the "
+           "share of the cards' read commands that moved forward from the one "
+           "before (the paper card serves those faster; at random, about half). "
+           "Once reads wait in fwdsched longer than its read_expire (500 ms by "
+           "default), it serves the oldest first, in arrival order, as its deadline "
+           "promises; so where the latency exceeds that, fwdsched's forward share "
+           "and device-bound rate fall back towards the others'.", "",
            RUNS_BEGIN, "",
            "| nodes | batch | scheduler | reads/s (wall) | device-bound | link-bound | "
-           "frames/read | latency ms | device busy | CPU busy |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    summary = {"targets": [], "checks": [], "cells": []}
+           "frames/read | latency ms | forward | device busy | CPU busy |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    summary = {"targets": [], "checks": [], "cells": [],
+               "report_commit": g.get("commit"), "report_dirty": g.get("dirty")}
     for (n, b, x), c in sorted(cs.items(), key=lambda kv: (kv[0][1], kv[0][0],
                                                             plan["scheds"].index(kv[0][2]))):
         ivs = {k: bs.interval(list(metric(c, k).values())) for k in
                ("iops", "device_bound", "link_bound", "frames_per_read",
-                "lat_ms", "device_util", "cpu")}
-        md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+                "lat_ms", "fwd_fraction", "device_util", "cpu")}
+        md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, b, x, _fmt(ivs["iops"]), _fmt(ivs["device_bound"]),
             _fmt(ivs["link_bound"]) if ivs["link_bound"]["n"] else "n/a",
             _fmt(ivs["frames_per_read"], "%.2f"),
             _fmt(ivs["lat_ms"]) if ivs["lat_ms"]["n"] else "n/a",
+            _fmt(ivs["fwd_fraction"], "%.2f") if ivs["fwd_fraction"]["n"] else "n/a",
             _fmt(ivs["device_util"], "%.2f"), _fmt(ivs["cpu"], "%.2f")))
         summary["cells"].append(dict(nodes=n, batch=b, sched=x, **ivs))
     md += ["", RUNS_END]

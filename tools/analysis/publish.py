@@ -25,6 +25,8 @@ import sys
 
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCHMARKS = os.path.join(TOP, "BENCHMARKS.md")
+# The markers around the tables an entry copies; the reports that write
+# them (report.py, soakreport.py, clusterreport.py) take them from here.
 BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
 RUNS_BEGIN, RUNS_END = "<!-- runs:begin -->", "<!-- runs:end -->"
 
@@ -39,14 +41,23 @@ def read_run(root, meta, what):
     try:
         with open(os.path.join(root, meta)) as f:
             m = json.load(f)
-        with open(os.path.join(root, "report.md")) as f:
-            md = f.read()
     except (OSError, ValueError) as e:
         raise PublishError("%s: no %s or report (%s)" % (
             root, meta.split(".")[0], e)) from None
-    if BEGIN not in md or END not in md:
+    return m, between(root, BEGIN, END, what)
+
+
+def between(root, begin, end, what):
+    """The text of the run's report.md between @begin and @end, or
+    PublishError naming @what is missing."""
+    try:
+        with open(os.path.join(root, "report.md")) as f:
+            md = f.read()
+    except OSError as e:
+        raise PublishError("%s: no report (%s)" % (root, e)) from None
+    if begin not in md or end not in md:
         raise PublishError("%s/report.md has no %s" % (root, what))
-    return m, md[md.index(BEGIN) + len(BEGIN):md.index(END)].strip("\n")
+    return md[md.index(begin) + len(begin):md.index(end)].strip("\n")
 
 
 def soak_entry(root, run):
@@ -70,12 +81,13 @@ def soak_entry(root, run):
 def cluster_entry(root, run, plan, block):
     """The entry of a cluster run (tools/cluster): its plan, the targets
     and checks, and the table of runs of its report.md."""
-    with open(os.path.join(root, "report.md")) as f:
-        md = f.read()
-    if RUNS_BEGIN not in md or RUNS_END not in md:
-        raise PublishError("%s/report.md has no table of runs" % root)
-    runs = md[md.index(RUNS_BEGIN) + len(RUNS_BEGIN):md.index(RUNS_END)].strip("\n")
+    runs = between(root, RUNS_BEGIN, RUNS_END, "table of runs")
     done = _done(root)
+    try:
+        with open(os.path.join(root, "summary.json")) as f:
+            rc = json.load(f).get("report_commit")
+    except (OSError, ValueError):
+        rc = None
     h = plan.get("host") or {}
     lines = ["## %s — cluster, %s (run `%s`)" % (plan["created"][:10], plan["kver"], run),
              "",
@@ -85,6 +97,9 @@ def cluster_entry(root, run, plan, block):
              "- started: %s; duration: %s" % (plan["created"], _duration(done)),
              "- host: %s CPUs, load %s at the start, host kernel %s" % (
                  h.get("nproc"), _load_text(h.get("loadavg")), h.get("uname")),
+             "- report written at commit `%s`%s" % (
+                 rc or plan.get("commit"), "" if rc in (None, plan.get("commit"))
+                 else " (after the run, from its records)"),
              "- full report and plot: `results/%s/report.md` (not in git)" % run,
              "", block, "", runs, ""]
     return run, "\n".join(lines)

@@ -41,6 +41,7 @@ import benchstats as bs  # noqa: E402
 import costmodel  # noqa: E402
 import fwdlib  # noqa: E402
 import mmchist  # noqa: E402
+import publish  # noqa: E402
 
 TARGETS = os.path.join(TOP, "fio-jobs", "targets.json")
 SIGNS = costmodel.SIGNS
@@ -594,7 +595,7 @@ class Report:
               "side of the bound, **missed** when entirely on the wrong side, "
               "**unresolved** when it straddles the bound (rule \"reaches\": met when the "
               "interval includes or exceeds the bound). Coverage: of the interval.", "",
-              "<!-- targets:begin -->"]
+              publish.BEGIN]
         md += table(["target", "what", "kernel", "card / variant", "arm",
                      "median [interval]", "bound", "coverage", "verdict"], rows)
         counts = {}
@@ -604,7 +605,7 @@ class Report:
             counts.get("met", 0), counts.get("missed", 0), counts.get("unresolved", 0),
             counts.get(None, 0),
             "; not in this run: " + ", ".join(unrun) if unrun else "")]
-        md += ["<!-- targets:end -->", ""]
+        md += [publish.END, ""]
         self.md += md
 
     def on_card(self, bid):

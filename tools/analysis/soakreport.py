@@ -28,7 +28,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchplan  # noqa: E402  (host and git state, shared with bench)
 
-BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
+from publish import BEGIN, END  # noqa: E402
 # fio-jobs/selftest/soak-mixed.fio: 4 writers, 4 sync readers, 2 async readers,
 # and the discarder where the disk has discard
 MIN_JOBS = 10

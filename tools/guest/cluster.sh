@@ -125,6 +125,10 @@ for k in $(seq 0 $((M - 1))); do
 	done
 	[ -n "$ok" ] || die "node $k: nbd-client did not connect: $(tail -n 3 "$out/nbd-client-$k.log")"
 done
+# ld.so only warns when it cannot preload: the run would go on unpacked
+if [ -n "$pre" ] && grep -l 'cannot be preloaded' "$out"/nbdkit-*.log "$out"/nbd-client-*.log 2>/dev/null; then
+	die "$pre was not preloaded (see the logs above): CLUSTER_PACKING=nagle would not hold"
+fi
 SECT=$(cat /sys/block/nbd0/size)
 # the top 64 KiB of a card is its control window, outside the address space
 L=$((SECT - 128))
@@ -172,10 +176,16 @@ fio_nodes() {
 		--runtime="$rt" "$@" "${jobs[@]}"
 }
 
-# fwd_depth <dev>: the plan's dispatch_depth on fwdsched of <dev>, read back
-fwd_depth() {
-	local f=/sys/block/$1/queue/iosched/dispatch_depth
-	echo "$C_FWD_DEPTH" > "$f" && [ "$(cat "$f")" = "$C_FWD_DEPTH" ]
+# node_sched <dev> <sched>: select <sched> afresh on <dev> and, for
+# fwdsched, the plan's dispatch_depth, read back; non-zero (a message on
+# stderr) when either did not take.  A subshell: set_sched dies.
+node_sched() {
+	local f
+	(fresh_sched "$1" "$2") || return 1
+	[ "$2" = fwdsched ] || return 0
+	f=$(iosched "$1")/dispatch_depth
+	echo "$C_FWD_DEPTH" > "$f" && [ "$(cat "$f")" = "$C_FWD_DEPTH" ] ||
+		{ echo "cannot set dispatch_depth $C_FWD_DEPTH on $1" >&2; return 1; }
 }
 
 # ---------------------------------------------------------- mapping check
@@ -229,12 +239,12 @@ while read -r id n b sched; do
 	status=ok err=
 	[ "$n" = "$cur_n" ] || { dm_table "$n"; cur_n=$n; }
 	for k in $(seq 0 $((n - 1))); do
-		fresh_sched "nbd$k" "$sched" 2> "$dir/sched.err" ||
-			{ status=failed err="cannot select $sched on nbd$k"; }
-		if [ "$sched" = fwdsched ] && [ "$status" = ok ] && ! fwd_depth "nbd$k"; then
-			status=failed err="cannot set dispatch_depth on nbd$k"
-		fi
+		node_sched "nbd$k" "$sched" 2>> "$dir/sched.err" ||
+			{ status=failed err="nbd$k: $(tail -n 1 "$dir/sched.err")"; break; }
 	done
+	depth=null
+	[ "$sched" != fwdsched ] || [ "$status" != ok ] ||
+		depth=$(cat "$(iosched nbd0)/dispatch_depth")
 	start=$EPOCHREALTIME
 	if [ "$status" = ok ]; then
 		snapshot "$dir" before "$n"
@@ -242,9 +252,9 @@ while read -r id n b sched; do
 			{ status=failed err="fio failed: $(tail -n 2 "$dir/fio.log")"; }
 		snapshot "$dir" after "$n"
 	fi
-	printf '{"id": "%s", "status": "%s", "error": "%s", "start": %s, "end": %s, "scheduler_read": "%s"}\n' \
+	printf '{"id": "%s", "status": "%s", "error": "%s", "start": %s, "end": %s, "scheduler_read": "%s", "dispatch_depth": %s}\n' \
 		"$id" "$status" "$(json_text "$err")" "$start" "$EPOCHREALTIME" \
-		"$(cur_sched nbd0)" > "$dir/run.json"
+		"$(cur_sched nbd0)" "$depth" > "$dir/run.json"
 	echo "# run $id: $status"
 done < <($CP runs "$plan")
 
@@ -255,9 +265,9 @@ done < <($CP runs "$plan")
 fd=$out/failure
 mkdir -p "$fd"
 dm_table "$F_NODES"
+fsched=ok
 for k in $(seq 0 $((F_NODES - 1))); do
-	fresh_sched "nbd$k" "$F_SCHED"
-	[ "$F_SCHED" != fwdsched ] || fwd_depth "nbd$k"
+	node_sched "nbd$k" "$F_SCHED" 2>> "$fd/sched.err" || fsched=failed
 done
 fstart=$EPOCHREALTIME
 fio_nodes "$F_NODES" "$F_BATCH" "$F_RUNTIME" "$fd/fio.json" > "$fd/fio.log" 2>&1 &
@@ -274,8 +284,8 @@ timeout -k 5 60 dd if="/dev/nbd$F_NODE" of=/dev/null bs=4096 count=1 iflag=direc
 	2> "$fd/dd.err"
 ddrc=$?
 dde=$EPOCHREALTIME
-printf '{"start": %s, "down": %s, "end": %s, "fio_exit": %d, "node": %d, "nodes": %d, "timeout": %d, "runtime": %d, "read_after_exit": %d, "read_after_s": %s, "read_after_error": "%s"}\n' \
-	"$fstart" "$down" "$fend" "$frc" "$F_NODE" "$F_NODES" "$F_TIMEOUT" "$F_RUNTIME" \
+printf '{"sched": "%s", "sched_set": "%s", "start": %s, "down": %s, "end": %s, "fio_exit": %d, "node": %d, "nodes": %d, "timeout": %d, "runtime": %d, "read_after_exit": %d, "read_after_s": %s, "read_after_error": "%s"}\n' \
+	"$F_SCHED" "$fsched" "$fstart" "$down" "$fend" "$frc" "$F_NODE" "$F_NODES" "$F_TIMEOUT" "$F_RUNTIME" \
 	"$ddrc" "$(since "$s" "$dde")" "$(json_text "$(head -c 200 "$fd/dd.err")")" > "$fd/failure.json"
 dmesg | grep -i nbd | tail -n 20 > "$fd/dmesg-nbd.txt"
 echo "# failure: fio exited $frc $(since "$down" "$fend") s after the link went down"

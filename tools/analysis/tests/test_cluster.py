@@ -99,6 +99,10 @@ class Settings(unittest.TestCase):
         self.assertEqual(env["C_PACKING"], "nagle")
         self.assertEqual(env["C_FWD_DEPTH"], "16")
         self.assertIn("CLUSTER_PACKING=nagle CLUSTER_FWD_DEPTH=16", p["command"])
+        # a plan written before packing and the depth existed: as shipped
+        del p["packing"], p["fwd_depth"]
+        env = dict(line.split("=", 1) for line in clusterplan.guest_env(p).split("\n"))
+        self.assertEqual((env["C_PACKING"], env["C_FWD_DEPTH"]), ("nodelay", "0"))
         for v in env.values():
             self.assertRegex(v, r"^[A-Za-z0-9.-]+$")
 
@@ -131,30 +135,36 @@ class Nagle(unittest.TestCase):
             self.assertEqual(outs[1], ["False", "True"])
 
 
-def card_doc(busy_us, commands):
+def card_doc(busy_us, commands, forward=0):
     c = costmodel.Card(costmodel.make_params("paper"))
     doc = json.loads(costmodel.control_text(c, 1 << 30, "paper"))
     doc["totals"]["busy_us"] = busy_us
     doc["totals"]["commands"] = commands
+    doc["totals"]["read"]["forward"]["commands"] = forward
+    doc["totals"]["read"]["backward"]["commands"] = commands - forward
     return json.dumps(doc)
 
 
 def write_run(root, rid, n, reads_per_node, busy, cmds, frames, nbytes,
-              status="ok"):
+              status="ok", forward=0.5):
+    """A run of n nodes; node k reads reads_per_node + (2k - n + 1) x 100
+    times (the same total) with a mean latency of k + 1 ms, and a share
+    @forward of its cards' commands move forward."""
     d = os.path.join(root, "runs", rid)
     os.makedirs(d)
     with open(os.path.join(d, "run.json"), "w") as f:
         json.dump({"id": rid, "status": status, "error": ""}, f)
     jobs = [{"jobname": "node%d" % k, "error": 0,
-             "read": {"total_ios": reads_per_node, "runtime": 4000,
-                      "clat_ns": {"mean": 1e6 * (k + 1)}}} for k in range(n)]
+             "read": {"total_ios": reads_per_node + (2 * k - n + 1) * 100,
+                      "runtime": 4000, "clat_ns": {"mean": 1e6 * (k + 1)}}}
+            for k in range(n)]
     with open(os.path.join(d, "fio.json"), "w") as f:
         json.dump({"jobs": jobs}, f)
     for k in range(n):
         with open(os.path.join(d, "card-%d-before.json" % k), "w") as f:
             f.write(card_doc(1000.0, 10))
         with open(os.path.join(d, "card-%d-after.json" % k), "w") as f:
-            f.write(card_doc(1000.0 + busy[k], 10 + cmds[k]))
+            f.write(card_doc(1000.0 + busy[k], 10 + cmds[k], int(cmds[k] * forward)))
     for tag, mul in (("before", 0), ("after", 1)):
         links = [{"ifname": "m%d" % k,
                   "stats64": {"rx": {"packets": 100 + mul * frames // (2 * n),
@@ -194,7 +204,8 @@ class Report(unittest.TestCase):
             b = 1.0e6 if r["sched"] == "mq-deadline" else 0.5e6
             frames = 4 * 1000 * n if r["batch"] == 1 else 1000 * n
             write_run(cls.root, r["id"], n, 1000, [b] * n, [1000] * n,
-                      frames, 600 * 1000 * n)
+                      frames, 600 * 1000 * n,
+                      forward=0.5 if r["sched"] == "mq-deadline" else 0.75)
         with open(os.path.join(cls.root, "mapping.json"), "w") as f:
             json.dump({"nodes": 4, "checked": 8, "errors": []}, f)
         os.makedirs(os.path.join(cls.root, "failure"))
@@ -233,8 +244,29 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(c["frames_per_read"]["median"], 1.0)
         self.assertAlmostEqual(c["device_util"]["median"], 0.25)
         self.assertAlmostEqual(c["cpu"]["median"], 4 / 7)  # 400 of 700 ticks
-        # nodes' mean latencies 1, 2, 3, 4 ms over equal read counts
-        self.assertAlmostEqual(c["lat_ms"]["median"], 2.5)
+        # nodes' mean latencies 1, 2, 3, 4 ms over 700, 900, 1100, 1300
+        # reads: 11000 / 4000, where an unweighted mean would give 2.5
+        self.assertAlmostEqual(c["lat_ms"]["median"], 2.75)
+        self.assertAlmostEqual(c["fwd_fraction"]["median"], 0.5)
+        self.assertAlmostEqual(self.cell(4, 10, "fwdsched")["fwd_fraction"]["median"], 0.75)
+        self.assertIn("| 4 | 10 | fwdsched | 1000 [1000, 1000] | 8000 [8000, 8000] |",
+                      self.md)
+
+    def test_latency_missing(self):
+        """A fio record without completion latencies gives none, not 0."""
+        root = os.path.join(self.tmp, "nolat")
+        shutil.copytree(self.root, root)
+        run = self.plan["runs"][0]
+        fj = os.path.join(root, "runs", run["id"], "fio.json")
+        with open(fj) as f:
+            doc = json.load(f)
+        del doc["jobs"][0]["read"]["clat_ns"]
+        with open(fj, "w") as f:
+            json.dump(doc, f)
+        m, note = clusterreport.run_metrics(root, run, self.plan)
+        self.assertIsNone(note)
+        self.assertIsNone(m["lat_ms"])
+        self.assertEqual(m["reads"], 1000)
         c = self.cell(4, 1, "fwdsched")
         self.assertAlmostEqual(c["device_bound"]["median"], 8000.0)
         self.assertAlmostEqual(c["frames_per_read"]["median"], 4.0)
@@ -266,6 +298,7 @@ class Report(unittest.TestCase):
         with open(bm) as f:
             text = f.read()
         self.assertIn("— cluster, 6.12 (run `run`)", text)
+        self.assertIn("- report written at commit `", text)
         self.assertIn("duration: 23 min", text)
         self.assertIn(self.plan["command"], text)
         # the targets and checks, and the table of runs, verbatim
@@ -297,6 +330,19 @@ class Report(unittest.TestCase):
         doc["fio_exit"] = 124
         with open(fl, "w") as f:
             json.dump(doc, f)
+        # the failure run alone, with every figure good but its scheduler
+        # not set, fails too
+        root2 = os.path.join(self.tmp, "badsched")
+        shutil.copytree(self.root, root2)
+        fl2 = os.path.join(root2, "failure", "failure.json")
+        with open(fl2) as f:
+            doc2 = json.load(f)
+        doc2.update(sched="fwdsched", sched_set="failed")
+        with open(fl2, "w") as f:
+            json.dump(doc2, f)
+        c = {x["name"]: x for x in clusterreport.build(root2, plots=False)["checks"]}
+        self.assertFalse(c["failure"]["ok"])
+        self.assertIn("fwdsched not set on every node", c["failure"]["text"])
         with open(os.path.join(root, "teardown.json"), "w") as f:
             json.dump({"steps": [{"step": "netns-del-2", "exit": 1, "s": 0.1}],
                        "namespaces_left": 1, "nbd_still_connected": 0, "dm_left": 0}, f)
