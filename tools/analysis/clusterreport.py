@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "flashcard"))
 import benchplan  # noqa: E402  (the git state, shared with bench)
 import benchstats as bs  # noqa: E402
 import costmodel  # noqa: E402
+import fwdlib  # noqa: E402
 
 from publish import BEGIN, END, RUNS_BEGIN, RUNS_END  # noqa: E402
 SCALE_TARGET = 6.0
@@ -94,7 +95,7 @@ def run_metrics(root, run, plan):
     if st.get("status") != "ok":
         return None, "%s: %s: %s" % (run["id"], st.get("status"), st.get("error"))
     try:
-        fio = _load(os.path.join(d, "fio.json"))
+        fio = fwdlib.load_fio_json(os.path.join(d, "fio.json"))
         jobs = fio["jobs"]
         reads = sum(j["read"]["total_ios"] for j in jobs)
         errors = sum(1 for j in jobs if j.get("error"))
@@ -114,7 +115,7 @@ def run_metrics(root, run, plan):
         f1, b1 = _links(_load(os.path.join(d, "link-after.json")), n)
         c0 = _read(os.path.join(d, "cpu-before.txt"))
         c1 = _read(os.path.join(d, "cpu-after.txt"))
-    except (OSError, ValueError, KeyError, TypeError, ReadError) as e:
+    except (OSError, ValueError, KeyError, TypeError, ReadError, fwdlib.InputError) as e:
         return None, "%s: records unusable (%s)" % (run["id"], e)
     if errors:
         return None, "%s: %d fio jobs failed" % (run["id"], errors)
@@ -220,7 +221,8 @@ def checks(root):
         out.append(("mapping", False, "no mapping record (%s)" % e))
     try:
         fl = _load(os.path.join(root, "failure", "failure.json"))
-        fio = _load(os.path.join(root, "failure", "fio.json"))
+        # fio writes its I/O errors into the output file before the JSON
+        fio = fwdlib.load_fio_json(os.path.join(root, "failure", "fio.json"))
         jobs = {j["jobname"]: j for j in fio["jobs"]}
         bad = jobs.get("node%d" % fl["node"])
         bound = fl["timeout"] + 10
@@ -251,7 +253,7 @@ def checks(root):
                         len(others), "read to the end without error" if others_ok
                         else "did NOT all read to the end without error",
                         fl["fio_exit"], fl["read_after_exit"], fl["read_after_s"])))
-    except (OSError, ValueError, KeyError, TypeError) as e:
+    except (OSError, ValueError, KeyError, TypeError, fwdlib.InputError) as e:
         out.append(("failure", False, "no usable failure record (%s)" % e))
     try:
         td = _load(os.path.join(root, "teardown.json"))

@@ -221,6 +221,9 @@ class Report(unittest.TestCase):
         jobs.append({"jobname": "node3", "error": 5,
                      "read": {"total_ios": 100, "runtime": 15000}})
         with open(os.path.join(cls.root, "failure", "fio.json"), "w") as f:
+            # as fio writes it: the failed node's I/O errors first
+            f.write("fio: io_u error on file /dev/mapper/fwdc: Input/output error: "
+                    "read offset=1619483136, buflen=512\n")
             json.dump({"jobs": jobs, "timestamp_ms": 131000}, f)
         with open(os.path.join(cls.root, "teardown.json"), "w") as f:
             json.dump({"steps": [{"step": "dmsetup-remove", "exit": 0, "s": 0.1}],
@@ -265,6 +268,13 @@ class Report(unittest.TestCase):
             json.dump(doc, f)
         m, note = clusterreport.run_metrics(root, run, self.plan)
         self.assertIsNone(note)
+        # a fio record that is no JSON at all is a note, not a crash
+        other = self.plan["runs"][1]
+        with open(os.path.join(root, "runs", other["id"], "fio.json"), "w") as f:
+            f.write("fio: something went wrong\n")
+        m2, note2 = clusterreport.run_metrics(root, other, self.plan)
+        self.assertIsNone(m2)
+        self.assertIn("records unusable", note2)
         self.assertIsNone(m["lat_ms"])
         self.assertEqual(m["reads"], 1000)
         c = self.cell(4, 1, "fwdsched")
