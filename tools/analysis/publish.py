@@ -144,10 +144,24 @@ def entry(root):
              "- cards %s; experiments %s; arms %s; %d rounds of %d s" % (
                  ", ".join(s["cards"]), ", ".join(s["experiments"]),
                  ", ".join(a["id"] for a in plan["arms"]), s["rounds"],
-                 s["runtime_s"]),
+                 s["runtime_s"])] + _guests(root) + [
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
     return run, "\n".join(lines)
+
+
+def _guests(root):
+    """The guests' clocks, from the report's summary.json, as an entry line
+    (none when the report did not record them)."""
+    try:
+        with open(os.path.join(root, "summary.json")) as f:
+            gs = json.load(f).get("guests") or {}
+    except (OSError, ValueError):
+        return []
+    if not gs:
+        return []
+    return ["- guest clocks: %s" % "; ".join(
+        "%s %s" % (bid, g.get("text")) for bid, g in sorted(gs.items()))]
 
 
 HEADER = """# Benchmark results

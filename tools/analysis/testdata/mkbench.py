@@ -286,6 +286,12 @@ def main(root):
         git={"commit": "0123456789ab", "dirty": False})
     write(os.path.join(root, "plan.json"), json.dumps(plan, indent=1) + "\n")
     for b in plan["boots"]:
+        # the guest's console: the clock lines report.guest_clock() reads
+        write(os.path.join(root, "boots", b["id"], "console.log"),
+              "[    0.000000] Kernel command line: console=ttyS0 panic=-1 "
+              "tsc=reliable panic_on_warn=1 init=/bin/init\n"
+              "[    1.700000] clocksource: Switched to clocksource tsc-early\n"
+              "[    2.900000] clocksource: Switched to clocksource tsc\n")
         write(os.path.join(root, "boots", b["id"], "guest.json"),
               json.dumps({"boot": b["id"], "uname": "6.12.0-test", "fio": "fio-3.39",
                           "cpus": 2, "mmc_history": False, "start": 1000.0,

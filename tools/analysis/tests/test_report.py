@@ -237,6 +237,17 @@ class Report(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
 
 
+    def test_guest_clock(self):
+        self.assertIn("\nGuest clock: clocksource tsc (tsc=reliable).\n", self.md)
+        self.assertIsNone(report.guest_clock(os.path.join(self.tmp, "no-console")))
+        con = os.path.join(self.tmp, "hpet.console")
+        with open(con, "w") as f:
+            f.write("Kernel command line: a=b tsc=unstable clocksource_x=1\n"
+                    "clocksource: Switched to clocksource hpet\n")
+        g = report.guest_clock(con)
+        self.assertEqual(g, {"clocksource": "hpet", "options": ["tsc=unstable"]})
+        self.assertEqual(report.guest_clock_text(g), "clocksource hpet (tsc=unstable)")
+
     def test_publish(self):
         bm = os.path.join(self.tmp, "BENCHMARKS.md")
         self.assertEqual(publish.publish(self.root, bm), "run1")
@@ -247,6 +258,8 @@ class Report(unittest.TestCase):
         self.assertIn("- commit: `0123456789ab`\n", text)
         self.assertIn("- command: `BENCH_KVERS=6.12 BENCH_CARDS='paper symmetric' ", text)
         self.assertIn("duration: 21 min", text)
+        self.assertIn("- guest clocks: 6.12-nullb clocksource tsc (tsc=reliable); "
+                      "6.12-paper clocksource tsc (tsc=reliable)", text)
         self.assertIn("load 0.10 / 0.20 / 0.30 at the start and 0.50 / 0.40 / 0.30 "
                       "at the end", text)
         # the target table, verbatim from the report
