@@ -236,13 +236,13 @@ def checks(root):
         others = [j for name, j in jobs.items() if name != "node%d" % fl["node"]]
         others_ok = all(not j.get("error") and j["read"]["runtime"] >=
                         (fl["runtime"] - 1) * 1000 for j in others)
+        sched_ok = fl.get("sched_set", "ok") == "ok"
         ok = (fl["fio_exit"] not in (124, 137) and bad is not None and
               bad.get("error") and lat is not None and lat <= bound and others_ok and
-              fl["read_after_exit"] != 0 and fl["read_after_s"] <= bound and
-              fl.get("sched_set", "ok") == "ok")
+              fl["read_after_exit"] != 0 and fl["read_after_s"] <= bound and sched_ok)
         out.append(("failure", bool(ok),
-                    ("%s not set on every node; " % fl.get("sched", "the scheduler")
-                     if fl.get("sched_set", "ok") != "ok" else "") +
+                    ("" if sched_ok else
+                     "%s not set on every node; " % fl.get("sched", "the scheduler")) +
                     "node %d's link down %d s into a %d s run of %d nodes: its reads "
                     "ended with error %s %.1f s later (bound %d s: the NBD timeout "
                     "%d s + 10 s); the other %d nodes %s; fio exited %d; a read of "
@@ -372,10 +372,8 @@ def build(root, plots=True):
                 "lat_ms", "fwd_fraction", "device_util", "cpu")}
         md.append("| %d | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
             n, b, x, _fmt(ivs["iops"]), _fmt(ivs["device_bound"]),
-            _fmt(ivs["link_bound"]) if ivs["link_bound"]["n"] else "n/a",
-            _fmt(ivs["frames_per_read"], "%.2f"),
-            _fmt(ivs["lat_ms"]) if ivs["lat_ms"]["n"] else "n/a",
-            _fmt(ivs["fwd_fraction"], "%.2f") if ivs["fwd_fraction"]["n"] else "n/a",
+            _fmt(ivs["link_bound"]), _fmt(ivs["frames_per_read"], "%.2f"),
+            _fmt(ivs["lat_ms"]), _fmt(ivs["fwd_fraction"], "%.2f"),
             _fmt(ivs["device_util"], "%.2f"), _fmt(ivs["cpu"], "%.2f")))
         summary["cells"].append(dict(nodes=n, batch=b, sched=x, **ivs))
     md += ["", RUNS_END]

@@ -242,9 +242,9 @@ while read -r id n b sched; do
 		node_sched "nbd$k" "$sched" 2>> "$dir/sched.err" ||
 			{ status=failed err="nbd$k: $(tail -n 1 "$dir/sched.err")"; break; }
 	done
+	# node_sched read the depth back on every node
 	depth=null
-	[ "$sched" != fwdsched ] || [ "$status" != ok ] ||
-		depth=$(cat "$(iosched nbd0)/dispatch_depth")
+	[ "$sched" != fwdsched ] || [ "$status" != ok ] || depth=$C_FWD_DEPTH
 	start=$EPOCHREALTIME
 	if [ "$status" = ok ]; then
 		snapshot "$dir" before "$n"
