@@ -82,12 +82,8 @@ def cluster_entry(root, run, plan, block):
     """The entry of a cluster run (tools/cluster): its plan, the targets
     and checks, and the table of runs of its report.md."""
     runs = between(root, RUNS_BEGIN, RUNS_END, "table of runs")
-    done = _done(root)
-    try:
-        with open(os.path.join(root, "summary.json")) as f:
-            rc = json.load(f).get("report_commit")
-    except (OSError, ValueError):
-        rc = None
+    done = _record(root, "done.json")
+    rc = _record(root, "summary.json").get("report_commit")
     h = plan.get("host") or {}
     lines = ["## %s — cluster, %s (run `%s`)" % (plan["created"][:10], plan["kver"], run),
              "",
@@ -105,9 +101,11 @@ def cluster_entry(root, run, plan, block):
     return run, "\n".join(lines)
 
 
-def _done(root):
+def _record(root, name):
+    """The run's JSON record @name (done.json, summary.json), {} when it
+    is missing or unreadable."""
     try:
-        with open(os.path.join(root, "done.json")) as f:
+        with open(os.path.join(root, name)) as f:
             return json.load(f)
     except (OSError, ValueError):
         return {}
@@ -129,7 +127,7 @@ def entry(root):
     plan, block = read_run(root, "plan.json", "target table")
     if plan.get("kind") == "fwdsched-cluster":
         return cluster_entry(root, run, plan, block)
-    done = _done(root)
+    done = _record(root, "done.json")
     s, h = plan["settings"], plan.get("host") or {}
     lines = ["## %s — %s (run `%s`)" % (plan["created"][:10], ", ".join(s["kernels"]), run),
              "",
@@ -153,11 +151,7 @@ def entry(root):
 def _guests(root):
     """The guests' clocks, from the report's summary.json, as an entry line
     (none when the report did not record them)."""
-    try:
-        with open(os.path.join(root, "summary.json")) as f:
-            gs = json.load(f).get("guests") or {}
-    except (OSError, ValueError):
-        return []
+    gs = _record(root, "summary.json").get("guests") or {}
     if not gs:
         return []
     return ["- guest clocks: %s" % "; ".join(
