@@ -538,6 +538,33 @@ def fair_bound(c_p, slack, c_q=1):
     return (2 * slack + c_p + 1) // c_q + 1
 
 
+def _push(table, key, rec):
+    """Adds @rec under @key of @table, a dict of lists: two requests at
+    one sector (random reads of two processes, or of one process with
+    many in flight, meet now and then) are two records, not one that
+    overwrites the other and leaves its owner's count behind for good."""
+    table.setdefault(key, []).append(rec)
+
+
+def _pop(table, key, pick=None):
+    """Takes the first record under @key (the first one for which @pick
+    is true, if given and any is), or None."""
+    recs = table.get(key)
+    if not recs:
+        return None
+    i = next((i for i, r in enumerate(recs) if pick(r)), 0) if pick else 0
+    rec = recs.pop(i)
+    if not recs:
+        del table[key]
+    return rec
+
+
+def _each(table):
+    """Every record of @table, in key order of arrival."""
+    for recs in table.values():
+        yield from recs
+
+
 def waits(events):
     """For every request dispatched (D) that the trace saw inserted (I):
     its owner (the pid of its I event, the submitting process), its size,
@@ -557,26 +584,26 @@ def waits(events):
             continue
         key = (e.dev, e.direction, e.sector)
         if e.action == "I":
-            waiting[key] = dict(owner=e.pid, sector=e.sector,
-                                blocks=e.blocks, dir=e.direction,
-                                rwbs=e.rwbs, passes={}, run={})
+            _push(waiting, key, dict(owner=e.pid, sector=e.sector,
+                                     blocks=e.blocks, dir=e.direction,
+                                     rwbs=e.rwbs, passes={}, run={}))
         elif e.action == "F":
-            old = waiting.pop((e.dev, e.direction, e.sector + e.blocks), None)
+            old = _pop(waiting, (e.dev, e.direction, e.sector + e.blocks))
             if old is not None:
                 old["sector"] = e.sector
                 old["blocks"] += e.blocks
-                waiting[key] = old
+                _push(waiting, key, old)
         elif e.action == "M":
             # a back merge: the bio joins the request that ends where it starts
-            for w in waiting.values():
+            for w in _each(waiting):
                 if w["sector"] + w["blocks"] == e.sector and \
                         w["dir"] == e.direction:
                     w["blocks"] += e.blocks
                     break
         elif e.action == "D":
-            rec = waiting.pop(key, None)
+            rec = _pop(waiting, key, lambda r: r["rwbs"] == e.rwbs)
             who = rec["owner"] if rec else e.pid
-            for w in waiting.values():
+            for w in _each(waiting):
                 if w["owner"] == who:
                     w["run"].clear()
                     continue
@@ -651,7 +678,11 @@ def served_ahead(events):
     own completion.  The owner of a request is the pid of its I event;
     requests inserted before the trace began have none (and count as
     others).  A front merge (F) moves a waiting request, a requeue (R)
-    does not end its wait.  Returns {owner: dict(requests, ahead: [count
+    does not end its wait.  Two requests at one sector are told apart by
+    their dispatch (D), matched by its flags (a synchronous read's RS
+    against an asynchronous R): a completion is the dispatched one's.
+    Returns
+    {owner: dict(requests, ahead: [count
     per request, in completion order], most_in_flight: the most of its
     requests waiting or in flight at once)}."""
     waiting = {}
@@ -662,19 +693,27 @@ def served_ahead(events):
             continue
         key = (e.dev, e.direction, e.sector)
         if e.action == "I":
-            waiting[key] = dict(owner=e.pid, ahead=0)
+            _push(waiting, key, dict(owner=e.pid, ahead=0, issued=False,
+                                     rwbs=e.rwbs))
             own[e.pid] = own.get(e.pid, 0) + 1
             o = per.setdefault(e.pid, dict(requests=0, ahead=[],
                                            most_in_flight=0))
             o["most_in_flight"] = max(o["most_in_flight"], own[e.pid])
         elif e.action == "F":
-            old = waiting.pop((e.dev, e.direction, e.sector + e.blocks), None)
+            old = _pop(waiting, (e.dev, e.direction, e.sector + e.blocks),
+                       lambda r: not r["issued"])
             if old is not None:
-                waiting[key] = old
+                _push(waiting, key, old)
+        elif e.action == "D":
+            recs = [r for r in waiting.get(key, ()) if not r["issued"]]
+            rec = next((r for r in recs if r["rwbs"] == e.rwbs),
+                       recs[0] if recs else None)
+            if rec:
+                rec["issued"] = True
         elif e.action == "C":
-            rec = waiting.pop(key, None)
+            rec = _pop(waiting, key, lambda r: r["issued"])
             who = rec["owner"] if rec else None
-            for w in waiting.values():
+            for w in _each(waiting):
                 if who is None or w["owner"] != who:
                     w["ahead"] += 1
             if rec:

@@ -661,6 +661,47 @@ class FairnessTraceTest(unittest.TestCase):
         self.assertEqual(got[5], dict(requests=2, ahead=[3, 1],
                                       most_in_flight=1))
 
+    def test_served_ahead_two_requests_at_one_sector(self):
+        # pid 9 and pid 5, one request at a time each, both read sector
+        # 40 (random reads meet): two requests, two completions, and
+        # neither owner is left with one that never completes.
+        ev = [_ev("I", 40, 8, 9), _ev("I", 40, 8, 5), _ev("D", 40, 8, 0),
+              _ev("C", 40, 8, 0), _ev("D", 40, 8, 0), _ev("C", 40, 8, 0),
+              _ev("I", 70, 8, 9), _ev("I", 90, 8, 5), _ev("D", 70, 8, 0),
+              _ev("C", 70, 8, 0), _ev("D", 90, 8, 0), _ev("C", 90, 8, 0)]
+        got = fwdlib.served_ahead(ev)
+        for pid in (9, 5):
+            self.assertEqual(got[pid]["most_in_flight"], 1)
+            self.assertEqual(got[pid]["requests"], 2)
+
+    def test_served_ahead_tells_sync_from_async_at_one_sector(self):
+        # as in a fairness.mmc trace on 7.2: the deep reader's R at 40
+        # waits, the one-at-a-time reader's RS at 40 goes first, and its
+        # next read comes before the deep reader's is served.
+        ev = [_ev("I", 40, 8, 9), _ev("I", 40, 8, 5, "RS"),
+              _ev("D", 40, 8, 0, "RS"), _ev("C", 40, 8, 0, "RS"),
+              _ev("I", 90, 8, 5, "RS"), _ev("D", 40, 8, 0),
+              _ev("C", 40, 8, 0), _ev("D", 90, 8, 0, "RS"),
+              _ev("C", 90, 8, 0, "RS")]
+        got = fwdlib.served_ahead(ev)
+        self.assertEqual(got[5], dict(requests=2, ahead=[0, 1],
+                                      most_in_flight=1))
+        self.assertEqual(got[9], dict(requests=1, ahead=[1],
+                                      most_in_flight=1))
+
+    def test_waits_two_requests_at_one_sector(self):
+        ev = [_ev("I", 40, 8, 1), _ev("I", 40, 8, 2), _ev("I", 80, 8, 2),
+              _ev("D", 40, 8, 9), _ev("D", 80, 8, 9), _ev("D", 40, 8, 9)]
+        w = fwdlib.waits(ev)
+        self.assertEqual([(r["sector"], r["owner"]) for r in w],
+                         [(40, 1), (80, 2), (40, 2)])
+        # the flags of the dispatch tell which of the two went
+        ev[1] = _ev("I", 40, 8, 2, "RS")
+        ev[3] = _ev("D", 40, 8, 9, "RS")
+        w = fwdlib.waits(ev)
+        self.assertEqual([(r["sector"], r["owner"]) for r in w],
+                         [(40, 2), (80, 2), (40, 1)])
+
     def test_cli(self):
         path = os.path.join(tempfile.mkdtemp(), "t.txt")
         with open(path, "w") as f:
