@@ -2,14 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0
 # devices: mmc nullb
 #
-# Per-process accounting at scale.  256 processes (dd, each reading 16
-# blocks of 4 KiB one at a time from a region of its own) run at once
-# beside a deep reader (fio, 16 reads in flight).  Before, a fixed
+# Per-process accounting at scale.  256 processes (forked by
+# tools/guest/direct-reads.py, named fwd-reader, each reading 16 blocks of
+# 4 KiB one at a time from a region of its own) run at once beside a deep
+# reader (fio, 16 reads in flight).  Before, a fixed
 # table of 64 entries lumped every process beyond 63 into one entry,
 # which then competed as a single process.  Now:
-#  - every dd process got an entry of its own: debugfs "procs" has its
-#    row, charged exactly its 16 reads (128 sectors), unless the entry
-#    was retired (idle for 10 s) before the last dd ended; and none was
+#  - every reader process got an entry of its own: debugfs "procs" has
+#    its row, charged exactly its 16 reads (128 sectors), unless the
+#    entry was retired (idle for 10 s) before the last reader ended; and none was
 #    charged to the fallback entry for want of memory;
 #  - on the SD card, where requests wait, blktrace shows every request
 #    served within the bound of being passed over (fwdlib fair-bound:
@@ -38,42 +39,39 @@ s0=$(cat "$sfs/stats")
 	--ioengine=libaio --iodepth=16 --offset=768m --size=128m \
 	--norandommap --randrepeat=1 --time_based --runtime=600 &
 fio_pid=$!
-# The dd processes start once the deep reader's I/O flows (under TCG fio
-# can take seconds to start beside them, and ignores SIGINT until then).
+# The readers start once the deep reader's I/O flows (under TCG fio can
+# take seconds to start beside them, and ignores SIGINT until then).  They
+# are forked, not a dd each: under TCG an exec costs more than the reads,
+# and the deep reader's trace grows while they start.
 wait_completed "$d" 64
-pids=()
-for i in $(seq 0 $((n - 1))); do
-	"${pin[@]}" dd if="/dev/$d" of=/dev/null bs=4k count=16 skip=$((i * 512)) \
-		iflag=direct status=none &
-	pids+=($!)
-done
-bad=0
-for p in "${pids[@]}"; do
-	wait "$p" || bad=$((bad + 1))
-done
+"${pin[@]}" "$FWD_PY" "$FWD_ROOT/tools/guest/direct-reads.py" --procs "$n" 16 512 \
+	"/dev/$d" > "$FWD_OUT/pids" 2> "$FWD_OUT/readers.err"
+rc=$?
+mapfile -t pids < "$FWD_OUT/pids"
 kill -INT "$fio_pid"
 wait "$fio_pid"
 [ "$kind" != mmc ] || blk_stop
 s1=$(cat "$sfs/stats")
-[ "$bad" -eq 0 ] || fail "$bad of the $n dd processes failed"
+[ "$rc" -eq 0 ] || fail "the reader processes failed: $(cat "$FWD_OUT/readers.err")"
+[ "${#pids[@]}" -eq "$n" ] || fail "$n reader processes asked for, ${#pids[@]} started"
 procs=$(cat "$sfs/procs")
 printf '%s\n' "$procs" > "$FWD_OUT/procs.txt"
 
-rows=$(procs_get "$procs" tgid rd_reqs rd_sectors comm | awk '$4 == "dd"')
+rows=$(procs_get "$procs" tgid rd_reqs rd_sectors comm | awk '$4 == "fwd-reader"')
 nrows=$(grep -c . <<< "$rows")
 created=$(stat_delta "$s0" "$s1" procs_created)
 retired=$(stat_delta "$s0" "$s1" procs_retired)
-diag "procs: $nrows rows of dd; created $created, retired $retired, nomem $(stat_delta "$s0" "$s1" procs_nomem)"
-# The processes run one after another for longer than 10 s on a slow
-# disk, so the first ones' entries may be retired before the last ones
-# end: every dd process has its row, or its entry was retired.
+diag "procs: $nrows rows of readers; created $created, retired $retired, nomem $(stat_delta "$s0" "$s1" procs_nomem)"
+# The processes may run for longer than 10 s on a slow disk, so the first
+# ones' entries may be retired before the last ones end: every reader
+# has its row, or its entry was retired.
 [ "$created" -ge $((n + 1)) ] ||
-	fail "only $created entries created for $n dd processes and fio"
+	fail "only $created entries created for $n reader processes and fio"
 wrong=$(awk '$2 != 16 || $3 != 128' <<< "$rows")
-[ -z "$wrong" ] || fail "dd processes charged other than 16 reads of 8 sectors: $(head -n 3 <<< "$wrong")"
+[ -z "$wrong" ] || fail "reader processes charged other than 16 reads of 8 sectors: $(head -n 3 <<< "$wrong")"
 missing=$(comm -23 <(printf '%s\n' "${pids[@]}" | sort) <(awk '{print $1}' <<< "$rows" | sort) | grep -c .)
 [ "$missing" -le "$retired" ] ||
-	fail "$missing dd processes have no row, but only $retired entries were retired"
+	fail "$missing reader processes have no row, but only $retired entries were retired"
 [ "$(stat_delta "$s0" "$s1" procs_nomem)" -eq 0 ] || fail "requests were charged to the fallback entry"
 
 if [ "$kind" = mmc ]; then
