@@ -277,10 +277,14 @@ pure_sweep() {
 	return 0
 }
 
-# A test that ends early must not leave blktrace or its kprobes behind.
+# A test that ends early must not leave blktrace, its kprobes or its
+# background I/O (a looping reader, a fio) behind.
 fwd_test_exit() {
-	local k
+	local k p
 	blktrace_cleanup
+	for p in $(jobs -p); do
+		kill "$p"
+	done
 	[ ${#FWD_KPROBES[@]} -eq 0 ] && return
 	echo 0 > "$FWD_TRACEFS/events/fwdtest/enable"
 	for k in "${FWD_KPROBES[@]}"; do
