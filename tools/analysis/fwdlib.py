@@ -546,16 +546,26 @@ def _push(table, key, rec):
     table.setdefault(key, []).append(rec)
 
 
-def _pop(table, key, pick=None):
-    """Takes the first record under @key (the first one for which @pick
-    is true, if given and any is), or None."""
+def _find(recs, *prefs):
+    """The first of @recs for which every one of @prefs is true; failing
+    that, the last preference is dropped, and so on: with none left, the
+    first record.  None when @recs is empty."""
+    for k in range(len(prefs), -1, -1):
+        for r in recs:
+            if all(p(r) for p in prefs[:k]):
+                return r
+    return None
+
+
+def _pop(table, key, *prefs):
+    """Takes the record under @key that _find() picks, or None."""
     recs = table.get(key)
-    if not recs:
-        return None
-    i = next((i for i, r in enumerate(recs) if pick(r)), 0) if pick else 0
-    rec = recs.pop(i)
-    if not recs:
-        del table[key]
+    rec = _find(recs or (), *prefs)
+    if rec is not None:
+        # by identity: two records may hold equal values
+        del recs[next(i for i, r in enumerate(recs) if r is rec)]
+        if not recs:
+            del table[key]
     return rec
 
 
@@ -681,8 +691,7 @@ def served_ahead(events):
     does not end its wait.  Two requests at one sector are told apart by
     their dispatch (D), matched by its flags (a synchronous read's RS
     against an asynchronous R): a completion is the dispatched one's.
-    Returns
-    {owner: dict(requests, ahead: [count
+    Returns {owner: dict(requests, ahead: [count
     per request, in completion order], most_in_flight: the most of its
     requests waiting or in flight at once)}."""
     waiting = {}
@@ -705,9 +714,8 @@ def served_ahead(events):
             if old is not None:
                 _push(waiting, key, old)
         elif e.action == "D":
-            recs = [r for r in waiting.get(key, ()) if not r["issued"]]
-            rec = next((r for r in recs if r["rwbs"] == e.rwbs),
-                       recs[0] if recs else None)
+            rec = _find(waiting.get(key, ()), lambda r: not r["issued"],
+                        lambda r: r["rwbs"] == e.rwbs)
             if rec:
                 rec["issued"] = True
         elif e.action == "C":

@@ -674,6 +674,15 @@ class FairnessTraceTest(unittest.TestCase):
             self.assertEqual(got[pid]["most_in_flight"], 1)
             self.assertEqual(got[pid]["requests"], 2)
 
+    def test_served_ahead_one_owner_twice_at_one_sector(self):
+        # the deep reader has two equal requests at 40 in flight: both
+        # complete, and its next read finds none of them left
+        ev = [_ev("I", 40, 8, 9), _ev("I", 40, 8, 9), _ev("D", 40, 8, 0),
+              _ev("D", 40, 8, 0), _ev("C", 40, 8, 0), _ev("C", 40, 8, 0),
+              _ev("I", 70, 8, 9), _ev("D", 70, 8, 0), _ev("C", 70, 8, 0)]
+        self.assertEqual(fwdlib.served_ahead(ev)[9],
+                         dict(requests=3, ahead=[0, 0, 0], most_in_flight=2))
+
     def test_served_ahead_tells_sync_from_async_at_one_sector(self):
         # as in a fairness.mmc trace on 7.2: the deep reader's R at 40
         # waits, the one-at-a-time reader's RS at 40 goes first, and its
