@@ -48,11 +48,12 @@ read4k() {
 		2>/dev/null || fail "direct read of block $2 of $1 failed"
 }
 
-# Direct 4 KiB reads of disk $1 at the blocks listed on stdin, in order,
-# from one process (a dd each costs more under TCG than the read).
+# Direct 4 KiB reads of the blocks listed on stdin, in order, from one
+# process (a dd each costs more under TCG than the read); with --loop
+# again and again until SIGTERM.
+direct_reads=("$FWD_PY" "$FWD_ROOT/tools/guest/direct-reads.py")
 reads() {
-	"$FWD_PY" "$FWD_ROOT/tools/guest/direct-reads.py" "/dev/$1" ||
-		fail "direct reads of $1 failed"
+	"${direct_reads[@]}" "/dev/$1" || fail "direct reads of $1 failed"
 }
 
 # The history as data lines sorted by issue time.
@@ -165,8 +166,7 @@ tail -n "$k" "$FWD_OUT/blocks.small" | awk '{ print $1 * 8 }' |
 # 4. Reading and clearing while recording, with the small ring wrapping:
 # 150 reads of the history during direct reads, a clear every tenth.
 seq 400 | awk '{ print $1 * 3 }' > "$FWD_OUT/blocks.busy"
-"$FWD_PY" "$FWD_ROOT/tools/guest/direct-reads.py" --loop "/dev/$d" \
-	< "$FWD_OUT/blocks.busy" &
+"${direct_reads[@]}" --loop "/dev/$d" < "$FWD_OUT/blocks.busy" &
 io=$!
 wait_completed "$d" 20
 "$FWD_PY" - "$hist" "$ctl" > "$FWD_OUT/concurrent" 2>&1 <<'PY' ||
@@ -200,8 +200,7 @@ diag "$(cat "$FWD_OUT/concurrent")"
 if [ "$form" = module ]; then
 	# 5. Unload during I/O, then the MMC stack going and coming under it.
 	seq 300 | awk '{ print $1 * 5 }' > "$FWD_OUT/blocks.unload"
-	"$FWD_PY" "$FWD_ROOT/tools/guest/direct-reads.py" --loop "/dev/$d" \
-		< "$FWD_OUT/blocks.unload" &
+	"${direct_reads[@]}" --loop "/dev/$d" < "$FWD_OUT/blocks.unload" &
 	io=$!
 	wait_completed "$d" 20
 	rmmod mmc_history || fail "rmmod mmc_history during I/O failed"
