@@ -67,3 +67,49 @@ check_kernels() {
 			die "$what: unknown kernel '$k' (${FWD_KERNELS// /, })"
 	done
 }
+
+# debian_archive [security]
+#	print the URI this machine's apt configuration uses for Debian's main
+#	archive (the suite of /etc/debian_version's release, bookworm), or with
+#	"security" for bookworm-security: a user's mirror or proxy is kept, and
+#	no archive address is written into the project.  Dies when none is
+#	configured.
+debian_archive() {
+	local want=bookworm uri
+	[ "${1:-}" = security ] && want=bookworm-security
+	uri=$(apt_uris | awk -v w="$want" '$2 == w { print $1; exit }')
+	[ -n "$uri" ] || die "no apt source for Debian's $want in /etc/apt (sources.list, sources.list.d/*.sources): add the one you use"
+	echo "${uri%/}"
+}
+
+# apt_uris: "<uri> <suite>" for every Debian source of the apt
+# configuration, one-line (.list) and deb822 (.sources) alike; the
+# project's own fwdsched-extra.sources, written from these, is skipped.
+apt_uris() {
+	local f
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -e 's/#.*//' -e 's/\[[^]]*\]//' "$f" |
+			awk '$1 == "deb" { print $2, $3 }'
+	done
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] && [ "${f##*/}" != fwdsched-extra.sources ] || continue
+		awk '
+		function flush(  i, j, nu, ns, u, s) {
+			if (deb && uris != "" && suites != "") {
+				nu = split(uris, u, " "); ns = split(suites, s, " ")
+				for (i = 1; i <= nu; i++)
+					for (j = 1; j <= ns; j++)
+						print u[i], s[j]
+			}
+			deb = 0; uris = ""; suites = ""
+		}
+		/^[[:space:]]*#/ { next }
+		/^[[:space:]]*$/ { flush(); next }
+		tolower($1) == "types:" { deb = ($0 ~ /[[:space:]]deb([[:space:]]|$)/) }
+		tolower($1) == "uris:" { $1 = ""; uris = $0 }
+		tolower($1) == "suites:" { $1 = ""; suites = $0 }
+		tolower($1) == "enabled:" && tolower($2) == "no" { deb = 0 }
+		END { flush() }' "$f"
+	done
+}
