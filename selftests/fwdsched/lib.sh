@@ -23,12 +23,17 @@ skip() { diag "SKIP: $*"; exit $KSFT_SKIP; }
 # The guest library's errors are test failures.
 die() { fail "$@"; }
 
-# The disk kind: mmc, nullb or scsi.
+# The disk kind: mmc, nullb, ufs (the UFS disk tools/runner/vm-init found)
+# or scsi.
 disk_kind() {
 	case $1 in
 	mmcblk*) echo mmc ;;
 	nullb*) echo nullb ;;
-	*) echo scsi ;;
+	*)	if [ "$1" = "$(cat /run/fwdsched-ufs-disk 2>/dev/null)" ]; then
+			echo ufs
+		else
+			echo scsi
+		fi ;;
 	esac
 }
 

@@ -5,8 +5,9 @@
 #
 #   run_tests.sh [-t <test>]... [-d <kind>]...
 #
-# Sets up the disks (the SD card mmcblk0 when present, a null_blk disk,
-# a scsi_debug disk), loads build/$(uname -r)/fwdsched.ko, runs every
+# Sets up the disks of the kinds asked for (the SD card mmcblk0 when
+# present, a null_blk disk, a scsi_debug disk, the UFS disk that
+# tools/runner/vm-init found on the UFS transport), loads build/$(uname -r)/fwdsched.ko, runs every
 # t_*.sh once for each disk kind it names on its "# devices:" line, and
 # prints KTAP.  Artifacts (fio JSON, blktrace, dmesg) go to FWD_RESULTS
 # (default build/<release>/selftest).  A test still running after
@@ -24,11 +25,16 @@ while getopts t:d: o; do
 	case $o in
 	t) tests+=("$FWD_ROOT/selftests/fwdsched/t_$OPTARG.sh") ;;
 	d) kinds+=("$OPTARG") ;;
-	*) echo "usage: $0 [-t test]... [-d mmc|nullb|scsi]..." >&2; exit 2 ;;
+	*) echo "usage: $0 [-t test]... [-d mmc|nullb|scsi|ufs]..." >&2; exit 2 ;;
 	esac
 done
 [ ${#tests[@]} -gt 0 ] || tests=("$FWD_ROOT"/selftests/fwdsched/t_*.sh)
+# A kind asked for (-d) whose disk is missing fails its tests; one of the
+# default kinds is skipped.
+asked=${kinds[*]}
 [ ${#kinds[@]} -gt 0 ] || kinds=(mmc nullb scsi)
+# wanted <kind>: a kind this run tests
+wanted() { [[ " ${kinds[*]} " == *" $1 "* ]]; }
 rm -rf "$results"
 mkdir -p "$results"
 
@@ -36,13 +42,17 @@ declare -A disk
 # One hardware queue per CPU on null_blk and scsi_debug, as on NVMe and
 # UFS; it also lets the ordering tests dispatch on one CPU
 # (run_fio_ordered).
+# The UFS disk has what the transport gives it: one hardware queue and 31
+# tags (QEMU 10's controller).
 setup_disks() {
 	local d
-	[ -b /dev/mmcblk0 ] && disk[mmc]=mmcblk0
-	nullb_create nullb0 memory_backed=1 hw_queue_depth=64 \
+	wanted mmc && [ -b /dev/mmcblk0 ] && disk[mmc]=mmcblk0
+	wanted nullb && nullb_create nullb0 memory_backed=1 hw_queue_depth=64 \
 		submit_queues="$(nproc)" && disk[nullb]=nullb0
-	d=$(scsi_debug_create dev_size_mb=256 max_queue=64 \
+	wanted scsi && d=$(scsi_debug_create dev_size_mb=256 max_queue=64 \
 		submit_queues="$(nproc)") && disk[scsi]=$d
+	wanted ufs && [ -n "${FWD_UFS_DISK:-}" ] && [ -b "/dev/$FWD_UFS_DISK" ] &&
+		disk[ufs]=$FWD_UFS_DISK
 }
 
 setup_disks
@@ -72,7 +82,7 @@ fi
 
 echo "TAP version 13"
 echo "1..$plan"
-echo "# kernel $rel; disks: mmc=${disk[mmc]:-none} nullb=${disk[nullb]:-none} scsi=${disk[scsi]:-none}"
+echo "# kernel $rel; disks: mmc=${disk[mmc]:-none} nullb=${disk[nullb]:-none} scsi=${disk[scsi]:-none} ufs=${disk[ufs]:-none}"
 
 # run_test <test file> <disk kind> <id>: run the test on the disk of that
 # kind and print its result as <id>.
@@ -84,7 +94,11 @@ run_test() {
 		failn=$((failn + 1))
 		return
 	fi
-	if [ -z "${disk[$k]:-}" ]; then
+	if [ -z "${disk[$k]:-}" ] && [ -n "$asked" ]; then
+		echo "not ok $n $id # no $k disk, though asked for (-d $k)"
+		failn=$((failn + 1))
+		return
+	elif [ -z "${disk[$k]:-}" ]; then
 		echo "ok $n $id # SKIP no $k disk"
 		skipn=$((skipn + 1))
 		return

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb scsi
+# devices: mmc nullb scsi ufs
 #
 # Dispatch order under 16 threads of 4 KiB random reads: in blktrace's D
 # events the sweep only moves backward where fwdsched says it wrapped,
