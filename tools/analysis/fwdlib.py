@@ -18,6 +18,9 @@ Library:
   waits_behind(events, f)   what was dispatched while each picked request
                             waited (the benchmark's responsiveness analysis)
   parse_diskstats(line)     the completed I/O counts of a /proc/diskstats line
+  dispatch_owners(events)   every dispatch in order, with the process that
+                            submitted it (the benchmark's device time per
+                            process)
 
 CLI, for the guest's selftests (exit 2 with a message naming the file on
 missing or garbled input):
@@ -622,6 +625,58 @@ def waits(events):
             if rec:
                 del rec["run"]
                 out.append(rec)
+    return out
+
+
+def dispatch_owners(events):
+    """Every dispatch (D event with blocks), in dispatch order: a dict with
+    dev, owner, sector, blocks and dir.  The owner is the pid of the request's
+    I event, the process that submitted it (of its Q event on a device
+    whose trace has no I events: no elevator); the D event's pid when the
+    trace did not see it submitted.  A front merge (F) moves a waiting
+    request, a back merge (M) grows it (without I events, a merged bio
+    is part of its request, not a request of its own); a requeue (R)
+    takes back the request's last dispatch, and it waits again with its
+    owner."""
+    with_i = _has_inserts(events)
+    waiting = {}
+    out = []
+    for e in events:
+        if not e.blocks:
+            continue
+        key = (e.dev, e.direction, e.sector)
+        start = "I" if e.dev in with_i else "Q"
+        if e.action == start:
+            _push(waiting, key, dict(owner=e.pid, sector=e.sector,
+                                     blocks=e.blocks, dir=e.direction))
+        elif e.action == "F":
+            old = _pop(waiting, (e.dev, e.direction, e.sector + e.blocks))
+            if old is not None:
+                old["sector"] = e.sector
+                old["blocks"] += e.blocks
+                _push(waiting, key, old)
+        elif e.action == "M":
+            if start == "Q":
+                _pop(waiting, key)
+            for (dev, d, _), recs in waiting.items():
+                hit = next((w for w in recs if dev == e.dev and d == e.direction
+                            and w["sector"] + w["blocks"] == e.sector), None)
+                if hit:
+                    hit["blocks"] += e.blocks
+                    break
+        elif e.action == "R":
+            # the dispatch did not happen: the request waits again
+            for k in range(len(out) - 1, -1, -1):
+                o = out[k]
+                if (o["dev"], o["dir"], o["sector"]) == key:
+                    del out[k]
+                    _push(waiting, key, dict(owner=o["owner"], sector=o["sector"],
+                                             blocks=o["blocks"], dir=o["dir"]))
+                    break
+        elif e.action == "D":
+            rec = _pop(waiting, key)
+            out.append(dict(dev=e.dev, owner=rec["owner"] if rec else e.pid,
+                            sector=e.sector, blocks=e.blocks, dir=e.direction))
     return out
 
 

@@ -320,6 +320,40 @@ class TestReadsAndDeadline(unittest.TestCase):
         self.assertEqual(w, [(200, 5, 0), (100, 30, 3)])
 
 
+class TestDispatchOwners(unittest.TestCase):
+    def owners(self, src):
+        return [(o["owner"], o["sector"], o["blocks"], o["dir"])
+                for o in fwdlib.dispatch_owners(fwdlib.parse_blkparse(src))]
+
+    def test_recorded_trace(self):
+        # the submitting pids of the I events; 500 was dispatched by a
+        # kworker and is 1002's; the flush (no blocks) is no dispatch
+        self.assertEqual(self.owners(ORDER),
+                         [(1001, 100, 8, "R"), (1002, 500, 8, "R"),
+                          (1001, 508, 8, "R"), (1003, 50, 8, "R"),
+                          (1003, 20, 8, "R"), (1001, 200, 8, "R"),
+                          (1002, 300, 8, "R"), (1004, 900, 8, "W")])
+
+    def test_unseen_insert_merges_and_requeue(self):
+        lines = ["8,0 D R 40 8 0.000000001 9 kworker",      # inserted before
+                 "8,0 I R 100 8 0.000000002 1 a",
+                 "8,0 M R 108 8 0.000000003 2 b",           # grows 1's request
+                 "8,0 I R 300 8 0.000000004 3 c",
+                 "8,0 F R 292 8 0.000000005 4 d",           # moves 3's to 292
+                 "8,0 D R 100 16 0.000000006 9 kworker",
+                 "8,0 D R 292 16 0.000000007 9 kworker",
+                 "8,0 R R 292 16 0.000000008 9 kworker",    # not served
+                 "8,0 D R 292 16 0.000000009 9 kworker"]
+        self.assertEqual(self.owners(lines),
+                         [(9, 40, 8, "R"), (1, 100, 16, "R"), (3, 292, 16, "R")])
+
+    def test_no_insert_events_uses_queue_events(self):
+        lines = ["8,0 Q R 100 8 0.000000001 1 a", "8,0 Q R 108 8 0.000000002 2 b",
+                 "8,0 M R 108 8 0.000000002 2 b", "8,0 D R 100 16 0.000000003 7 k",
+                 "8,0 Q R 5 8 0.000000004 2 b", "8,0 D R 5 8 0.000000005 7 k"]
+        self.assertEqual(self.owners(lines), [(1, 100, 16, "R"), (2, 5, 8, "R")])
+
+
 class TestLatency(unittest.TestCase):
     def setUp(self):
         self.recs = fwdlib.request_latencies(fwdlib.parse_blkparse(ORDER))
