@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb scsi ufs
+# devices: mmc nullb ufs
 #
 # Load, select, unload: fwdsched is offered on the disk once loaded, I/O
 # works under it, rmmod is refused while a queue uses it and works once

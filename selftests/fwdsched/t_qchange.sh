@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb scsi ufs
+# devices: mmc nullb ufs
 #
 # Queue changes under load.  While fio writes and verifies
 # (verify_backlog, until stopped), with dispatch_depth 2 (the SD card's

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb scsi ufs
+# devices: mmc nullb ufs
 #
 # Switching schedulers under load: while fio writes and verifies
 # (verify_backlog), the disk is switched fwdsched -> mq-deadline -> none

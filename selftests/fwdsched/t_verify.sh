@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb scsi ufs
+# devices: mmc nullb ufs
 #
 # Data integrity: random writes of 4-64 KiB with crc32c checksums, read
 # back and verified under fwdsched, with merging and both directions in
