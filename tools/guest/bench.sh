@@ -12,7 +12,8 @@
 #                          (unix s), the scheduler and tunables read back
 #   fio.json, fio.log      fio's JSON (json+) and messages; for a start-up
 #                          run the foreground's, and bg.json, bg.log the
-#                          background's, window.json its window
+#                          background's, window.json its window, app.json
+#                          the real program's start-up (appstart.py)
 #   card-before.json, card-after.json
 #                          the flash card's totals (its control window,
 #                          read with O_DIRECT outside the trace)
@@ -23,7 +24,12 @@
 #                          fwdsched's debugfs, when the scheduler is fwdsched
 #                          and the files exist
 #
-# and <results dir>/boots/<boot id>/guest.json (kernel, fio, disks).  A run
+# and <results dir>/boots/<boot id>/guest.json (kernel, fio, the card's
+# transport, and per disk its queue as the guest found it: hardware
+# queues, tags, nr_requests, largest request, default scheduler), and
+# app-prepare.json when the boot's start-up runs start the real program
+# (its file system on the card is made once a boot, tools/guest/appstart.py).
+# On UFS the disk is the one vm-init names in FWD_UFS_DISK.  A run
 # that fails is recorded as failed and the next one runs.  BENCH_LATER_S
 # (seconds planned for the boots after this one) goes into the time left
 # that each run prints.  With BENCH_RESUME set (tools/bench --resume, or
@@ -36,12 +42,14 @@ set -uo pipefail
 [ $# -eq 2 ] || die "usage: bench.sh <results dir> <boot id>"
 out=$(cd "$1" && pwd) || die "no results directory $1"
 boot=$2
-defs=$("$FWD_PY" "$FWD_ROOT/tools/guest/benchrun.py" shell "$out/plan.json" "$boot") ||
-	die "cannot read the plan"
-B_N=0 B_DISKS=
+ufs_disk=${FWD_UFS_DISK:-$(cat /run/fwdsched-ufs-disk 2>/dev/null)}
+# shellcheck disable=SC2086
+defs=$("$FWD_PY" "$FWD_ROOT/tools/guest/benchrun.py" shell "$out/plan.json" "$boot" \
+	$ufs_disk) || die "cannot read the plan"
+B_N=0 B_DISKS='' B_TRANSPORT='' B_APPSTART='' B_APPSIZE='' B_APPMODS=''
 declare -a R_ID R_LABEL R_KIND R_DISK R_SCHED R_TUN R_REC R_JOB R_ARGS \
 	R_RUNTIME R_REPLAY R_BGJOB R_BGARGS R_BGRUNTIME R_WARMUP R_WINDOW \
-	R_DIRTYBG R_DIRTY R_EST R_BEFORE R_AFTER
+	R_DIRTYBG R_DIRTY R_APPLIMIT R_EST R_BEFORE R_AFTER
 eval "$defs"
 rel=$(uname -r)
 bdir=$out/boots/$boot
@@ -56,9 +64,10 @@ wrap=$FWD_ROOT/build/$rel/mq-deadline-wrap.ko
 	die "cannot load $wrap"
 
 # The disks: "key:name:kind[:attr=value,...]".
-hist=
+hist='' card='' qinfo=''
 for d in $B_DISKS; do
-	IFS=: read -r _ name kind attrs <<< "$d"
+	IFS=: read -r key name kind attrs <<< "$d"
+	[ "$key" != card ] || card=$name
 	case $kind in
 	null_blk)
 		# shellcheck disable=SC2086
@@ -72,10 +81,81 @@ for d in $B_DISKS; do
 		fi ;;
 	esac
 	[ -b "/dev/$name" ] || die "no /dev/$name"
+	# the queue as the guest found it (on UFS: 31 tags, one hardware queue)
+	q=/sys/block/$name
+	qinfo="$qinfo${qinfo:+, }$(printf '"%s": {"kind": "%s", "hw_queues": %s, "tags": %s, "nr_requests": %s, "max_sectors_kb": %s, "scheduler": "%s"}' \
+		"$name" "$kind" "$(find "$q/mq" -mindepth 1 -maxdepth 1 -type d | wc -l)" \
+		"$(cat "$q/mq/0/nr_tags" 2>/dev/null || echo null)" \
+		"$(cat "$q/queue/nr_requests")" "$(cat "$q/queue/max_sectors_kb")" \
+		"$(cur_sched "$name")")"
 done
-printf '{"boot": "%s", "uname": "%s", "fio": "%s", "cpus": %d, "mmc_history": %s, "start": %s}\n' \
+printf '{"boot": "%s", "uname": "%s", "fio": "%s", "cpus": %d, "mmc_history": %s, "transport": "%s", "disks": {%s}, "start": %s}\n' \
 	"$boot" "$rel" "$(fio --version)" "$(nproc)" \
-	"$([ -n "$hist" ] && echo true || echo false)" "$EPOCHREALTIME" > "$bdir/guest.json"
+	"$([ -n "$hist" ] && echo true || echo false)" "$B_TRANSPORT" "$qinfo" \
+	"$EPOCHREALTIME" > "$bdir/guest.json"
+
+# The real program's file system on the card, once a boot, and how to
+# start it (APP_CMD, APP_ENV: tools/guest/appstart.py); when it cannot be
+# made, every start-up run that starts the program fails, saying why.
+appmnt=/tmp/fwd-app app_err='' APP_PART=''
+declare -a APP_CMD APP_ENV
+if [ -n "$B_APPSTART" ]; then
+	echo "[bench] $boot: making the real program's file system on $card"
+	if "$FWD_PY" "$FWD_ROOT/tools/guest/appstart.py" prepare "$card" "$B_APPSTART" \
+		"$B_APPSIZE" "$appmnt" "$B_APPMODS" "$bdir/app-prepare.json" 2> "$bdir/app-prepare.err" &&
+	   app_defs=$("$FWD_PY" "$FWD_ROOT/tools/guest/appstart.py" command "$appmnt" \
+		"$B_APPMODS" 2>> "$bdir/app-prepare.err"); then
+		eval "$app_defs"
+		APP_PART=$("$FWD_PY" "$FWD_ROOT/tools/guest/appstart.py" partition-name "$card")
+	else
+		app_err="the real program's file system: $(tail -n 2 "$bdir/app-prepare.err")"
+		echo "[bench] $boot: $app_err"
+	fi
+fi
+
+# app_run <limit s> <json>: the real program's cold start: its file system
+# unmounted, the caches dropped, mounted read-only afresh, then the
+# program, timed from its fork to its exit, killed at <limit s> (status
+# "limit": it took at least that long).  Records the partition's
+# /proc/diskstats before and after (its reads are the program's).
+app_run() {
+	local limit=$1 out=$2 pid wd ended rc t_m t0 t1 ds0 ds1 status errf=/tmp/fwd-app.err
+	umount "$appmnt" 2>/dev/null
+	mkdir -p "$appmnt"
+	echo 3 > /proc/sys/vm/drop_caches
+	t_m=$EPOCHREALTIME
+	mount -o ro -t ext4 "/dev/$APP_PART" "$appmnt" 2> "$errf" ||
+		{ err="cannot mount /dev/$APP_PART: $(cat "$errf")"; return 1; }
+	ds0=$(diskstats_line "$APP_PART")
+	t0=$EPOCHREALTIME
+	# shellcheck disable=SC2046
+	(cd "$appmnt" && unset $(compgen -e) && export "${APP_ENV[@]}" &&
+		exec "${APP_CMD[@]}") > /dev/null 2> "$errf" &
+	pid=$!
+	sleep "$limit" &
+	wd=$!
+	wait -n -p ended "$pid" "$wd"
+	rc=$?
+	t1=$EPOCHREALTIME
+	if [ "$ended" = "$pid" ]; then
+		kill "$wd" 2>/dev/null
+		wait "$wd" 2>/dev/null
+		status="done"
+		[ "$rc" -eq 0 ] || status=failed
+	else
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+		status=limit rc=null
+	fi
+	ds1=$(diskstats_line "$APP_PART")
+	umount "$appmnt"
+	printf '{"partition": "%s", "limit_s": %s, "status": "%s", "rc": %s,\n "elapsed_s": %s, "mount_s": %s, "t_start": %s, "t_end": %s,\n "stderr": "%s",\n "diskstats_start": "%s",\n "diskstats_end": "%s"}\n' \
+		"$APP_PART" "$limit" "$status" "$rc" \
+		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", b - a }')" \
+		"$(awk -v a="$t_m" -v b="$t0" 'BEGIN { printf "%.4f", b - a }')" "$t0" "$t1" \
+		"$(json_text "$(tail -c 400 "$errf")")" "$(echo $ds0)" "$(echo $ds1)" > "$out"
+	[ "$status" != failed ] || { err="the real program failed (exit $rc): $(tail -c 200 "$errf")"; return 1; }
+}
 
 diskstats_line() { awk -v d="$1" '$3 == d' /proc/diskstats; }
 
@@ -115,8 +195,10 @@ vm_dirty() {
 }
 
 # startup <i> <dir>: the start-up run: the background (if any) starts,
-# WARMUP s later the foreground; the window opens with the foreground and
-# closes WINDOW s later or when the foreground ends, whichever is later.
+# WARMUP s later the synthetic foreground (a fixed window of reads), then
+# the real program's cold start (if the run has one); the background's
+# window opens with the foreground and closes WINDOW s later or when the
+# real program ends, whichever is later.
 startup() {
 	local i=$1 dir=$2 disk=${R_DISK[$1]} bg=${R_BGJOB[$1]} bgpid="" t0 t1 t2 ds0 ds1 rc=0
 	if [ -n "$bg" ]; then
@@ -138,6 +220,13 @@ startup() {
 	(FWD_RUNTIME=${R_RUNTIME[$i]} run_fio "$disk" "${R_JOB[$i]}" "$dir/fio" \
 		--filename="/dev/$disk" ${R_ARGS[$i]}) || { err="fio failed"; rc=1; }
 	t1=$EPOCHREALTIME
+	if [ -n "${R_APPLIMIT[$i]}" ]; then
+		if [ -n "$app_err" ]; then
+			err=$app_err rc=1
+		else
+			app_run "${R_APPLIMIT[$i]}" "$dir/app.json" || rc=1
+		fi
+	fi
 	[ -n "$bg" ] || return "$rc"
 	sleep "$(secs_until "$t0" "${R_WINDOW[$i]}")"
 	t2=$EPOCHREALTIME

@@ -2,12 +2,18 @@
 # SPDX-License-Identifier: GPL-2.0
 """benchrun: the runs of one boot of a benchmark plan, for bench.sh.
 
-usage: benchrun.py shell PLAN.JSON BOOT_ID
+usage: benchrun.py shell PLAN.JSON BOOT_ID [UFS_DISK]
 
 Prints bash assignments (eval them) describing the boot and its runs in
 the plan's order, so that the guest executor needs no JSON parser:
 
-  B_DISKS        the boot's disks: "key:name:kind[:attr=value,...]" words
+  B_DISKS        the boot's disks: "key:name:kind[:attr=value,...]" words;
+                 a UFS disk (kind ufs) is named UFS_DISK, the guest's
+                 name for it (FWD_UFS_DISK of tools/runner/vm-init)
+  B_TRANSPORT    the card's transport (sd, ufs), empty without a card
+  B_APPSTART B_APPSIZE B_APPMODS
+                 the real program's file system (bytes) and modules
+                 (comma-separated), empty when no run starts it
   B_N            number of runs
   and per run i (1..B_N), arrays indexed by i:
   R_ID R_LABEL R_KIND (fio|startup) R_DISK (device name) R_SCHED
@@ -17,6 +23,9 @@ the plan's order, so that the guest executor needs no JSON parser:
   R_BGJOB R_BGARGS R_BGRUNTIME R_WARMUP R_WINDOW R_DIRTYBG R_DIRTY
                                           a start-up run's background
                                           (R_BGJOB empty: idle)
+  R_APPLIMIT                              the real program's start-up
+                                          limit in a start-up run (s;
+                                          empty: no real program)
   R_EST R_BEFORE R_AFTER                  estimated seconds of the run,
                                           of the runs before and after it
 
@@ -45,7 +54,7 @@ def words(xs):
     return " ".join(str(x) for x in xs)
 
 
-def shell(plan, boot_id):
+def shell(plan, boot_id, ufs_disk=None):
     boots = [b for b in plan.get("boots", []) if b.get("id") == boot_id]
     if not boots:
         raise PlanError("no boot %r in the plan (%s)" %
@@ -57,13 +66,26 @@ def shell(plan, boot_id):
     def put(name, value):
         out.append("%s=%s" % (name, shlex.quote(str(value))))
 
+    names = {}
+    for key, d in b["disks"].items():
+        names[key] = d["name"]
+        if d["kind"] == "ufs":
+            if not ufs_disk:
+                raise PlanError("boot %s has a UFS disk: its name in the guest "
+                                "is needed (FWD_UFS_DISK)" % boot_id)
+            names[key] = ufs_disk
     disks = []
     for key, d in b["disks"].items():
         attrs = ",".join("%s=%s" % kv for kv in d.get("attrs", {}).items())
-        disks.append("%s:%s:%s%s" % (key, d["name"], d["kind"],
+        disks.append("%s:%s:%s%s" % (key, names[key], d["kind"],
                                      ":" + attrs if attrs else ""))
     put("B_DISKS", words(disks))
     put("B_KERNEL", b["kernel"])
+    put("B_TRANSPORT", b["device"].get("transport", ""))
+    app = b.get("app_fs")
+    put("B_APPSTART", app["start"] if app else "")
+    put("B_APPSIZE", app["size"] if app else "")
+    put("B_APPMODS", words([",".join(app["modules"])]) if app else "")
     runs = b["runs"]
     put("B_N", len(runs))
     est = [int(r.get("estimate_s", 0)) for r in runs]
@@ -73,7 +95,7 @@ def shell(plan, boot_id):
         arr("R_ID", words([r["id"]]))
         arr("R_LABEL", r["label"])
         arr("R_KIND", r["kind"])
-        arr("R_DISK", words([b["disks"][r["disk"]]["name"]]))
+        arr("R_DISK", words([names[r["disk"]]]))
         arr("R_SCHED", words([r["scheduler"]]))
         arr("R_TUN", words("%s=%s" % kv for kv in r["tunables"].items()))
         arr("R_REC", words(r["record"]))
@@ -90,6 +112,8 @@ def shell(plan, boot_id):
         arr("R_WINDOW", bg["window_s"] if bg else "")
         arr("R_DIRTYBG", (bg.get("dirty_background_bytes") or "") if bg else "")
         arr("R_DIRTY", (bg.get("dirty_bytes") or "") if bg else "")
+        app = r.get("app") if r["kind"] == "startup" else None
+        arr("R_APPLIMIT", app["limit_s"] if app else "")
         arr("R_EST", est[i - 1])
         arr("R_BEFORE", sum(est[:i - 1]))
         arr("R_AFTER", sum(est[i:]))
@@ -98,15 +122,16 @@ def shell(plan, boot_id):
 
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
-    if len(argv) != 3 or argv[0] != "shell":
-        print("usage: benchrun.py shell PLAN.JSON BOOT_ID", file=sys.stderr)
+    if len(argv) not in (3, 4) or argv[0] != "shell":
+        print("usage: benchrun.py shell PLAN.JSON BOOT_ID [UFS_DISK]",
+              file=sys.stderr)
         return 2
     try:
         with open(argv[1]) as f:
             plan = json.load(f)
         if plan.get("kind") != "fwdsched-bench-plan":
             raise PlanError("%s: not a benchmark plan" % argv[1])
-        sys.stdout.write(shell(plan, argv[2]))
+        sys.stdout.write(shell(plan, argv[2], argv[3] if len(argv) > 3 else None))
     except (OSError, ValueError, KeyError, PlanError) as e:
         print("benchrun: %s" % e, file=sys.stderr)
         return 2
