@@ -9,7 +9,10 @@
 #   make check            install what is missing, build, run all tests
 #   make check-debug      the tests on debug kernels (lockdep, KASAN, ...)
 #   make debug-kernel     build the debug kernels once (kept in FWD_CACHE)
-#   make bench            the benchmark on the emulated flash card
+#   make bench            the benchmark on the emulated flash card: is
+#                         fwdsched better here? (about 30 minutes);
+#                         FULL=1: the full matrix (every card, both
+#                         transports, the papers' figures, null_blk)
 #   make soak             20 minutes of verified mixed I/O with scheduler
 #                         switches on the SD card and null_blk (6.12)
 #   make cluster          paper 001's cluster of flash nodes (NBD, dm-linear,
@@ -62,8 +65,10 @@ check-debug: deps
 debug-kernel: deps
 	for s in $(DEBUG_KVERS); do tools/setup/build-debug-kernel $$s || exit 1; done
 
+# FULL=1 is BENCH_FULL=1 (tools/analysis/benchplan.py); unset, the
+# environment's BENCH_FULL stands.
 bench: deps
-	tools/bench
+	$(if $(FULL),BENCH_FULL="$(FULL)" )tools/bench
 
 soak: deps
 	tools/soak

@@ -129,7 +129,8 @@ def entry(root):
         return cluster_entry(root, run, plan, block)
     done = _record(root, "done.json")
     s, h = plan["settings"], plan.get("host") or {}
-    lines = ["## %s — %s (run `%s`)" % (plan["created"][:10], ", ".join(s["kernels"]), run),
+    lines = ["## %s — %s%s (run `%s`)" % (plan["created"][:10], ", ".join(s["kernels"]),
+                                          _plan_kind(s), run),
              "",
              "- commit: `%s`%s" % (plan.get("commit"),
                                    " with uncommitted changes" if plan.get("dirty") else ""),
@@ -146,6 +147,14 @@ def entry(root):
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
     return run, "\n".join(lines)
+
+
+def _plan_kind(settings):
+    """Which plan a benchmark run is, for its heading: the default plan
+    (make bench) or the full matrix (make bench FULL=1); nothing for runs
+    planned before there were two."""
+    return {"default": ", default plan", "full": ", full matrix"}.get(
+        settings.get("plan"), "")
 
 
 def _guests(root):

@@ -11,6 +11,7 @@ RESULTS_DIR is one run of tools/bench, results/<timestamp>/:
                 fio.json           "record" asked: fio JSON (json+)
                 bg.json            the background's fio JSON (start-up runs)
                 window.json        the background's throughput window
+                app.json           the real program's start-up
                 card-before.json   the flash card's totals (control window)
                 card-after.json      before and after the run
                 diskstats-before.txt, diskstats-after.txt
@@ -39,6 +40,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tools", "flashcard"))
 import benchstats as bs  # noqa: E402
 import costmodel  # noqa: E402
+import frontier  # noqa: E402
 import fwdlib  # noqa: E402
 import mmchist  # noqa: E402
 import publish  # noqa: E402
@@ -62,11 +64,39 @@ METRICS = {
     "sync_think_us": "the synchronous reader's mean think time (completion "
                      "to next request) as fwdsched measured it, µs "
                      "(debugfs procs at the end of the run)",
-    "sync_wait_x_alone": "the synchronous reader's mean completion latency "
-                         "(fio) ÷ its latency alone (same round): what the "
-                         "scheduler added to each of its requests",
+    "sync_wait_x_alone": "the wait ratio: the synchronous reader's mean "
+                         "completion latency (fio) ÷ its latency alone (same "
+                         "round, the same reads): what the scheduler added to "
+                         "each of its requests",
     "sync_share_fraction": "the synchronous reader's IOPS ÷ its max-min "
                            "share (its rate alone, or half the total if less)",
+    "frontier_iops": "the frontier: the most modelled device IOPS that any "
+                     "dispatch policy, or two in turn, reaches with the "
+                     "synchronous reader at frontier_share or more "
+                     "(frontier.py: the card's cost model, the variant's "
+                     "regions, frontier_think_us and frontier_emu_us)",
+    "frontier_share": "the share the frontier is taken at: the arm's "
+                      "sync_share_fraction, but at most the largest share "
+                      "of a policy that leaves the deep reader its own "
+                      "(frontier.judged_share)",
+    "frontier_fraction": "modelled device IOPS ÷ frontier_iops (same round)",
+    "frontier_think_us": "the think time the frontier is computed at: the "
+                         "synchronous reader's cycle alone minus its fio "
+                         "latency alone, µs (median over rounds)",
+    "frontier_emu_us": "the host's cost a command the frontier is computed "
+                       "at: the synchronous reader's fio latency alone minus "
+                       "its modelled service time, µs (median over rounds)",
+    "sync_device_us": "the synchronous reader's modelled device time a "
+                      "command, µs: the card's cost model charged along the "
+                      "traced dispatch order, its dispatches by the pid that "
+                      "submitted them (blktrace: traced rounds only)",
+    "deep_device_us": "the deep reader's modelled device time a command, µs "
+                      "(as sync_device_us)",
+    "sync_device_share": "the synchronous reader's part of the two readers' "
+                         "modelled device time (traced rounds only)",
+    "traced_x_card": "modelled device time of the traced dispatches ÷ the "
+                     "card's counters: how much of the card's work the "
+                     "attribution covers (traced rounds only)",
     "deep_share_fraction": "the deep reader's IOPS ÷ its share (the total "
                            "minus the synchronous reader's share)",
     "jain_raw": "Jain's index over the two processes' IOPS (the papers')",
@@ -75,14 +105,22 @@ METRICS = {
     "deep_kept": "the deep reader's IOPS with the synchronous reader ÷ "
                  "alone",
     # responsiveness
-    "startup_s": "the foreground's 200 reads, s (fio runtime)",
-    "startup_x_idle": "start-up time ÷ idle start-up time (same arm, "
-                      "same round)",
-    "fg_p99_us": "the foreground's p99 read latency, µs",
+    "fg_iops": "the synthetic start-up's reads per second over its fixed "
+               "window (fio)",
+    "startup_x_idle": "the synthetic start-up's slow-down: idle reads/s ÷ "
+                      "reads/s (same arm, same round): how much longer the "
+                      "same reads take",
+    "fg_p99_us": "the synthetic start-up's p99 read latency, µs",
+    "app_s": "the real program's start-up, s (at least its limit when it "
+             "reached it)",
+    "app_x_idle": "the real program's start-up ÷ its idle start-up (same "
+                  "arm, same round)",
+    "app_reads": "the real program's reads reaching the device (its "
+                 "partition's /proc/diskstats)",
     "bg_write_bps": "background writes reaching the device in the "
                     "window, bytes/s (diskstats)",
     "bg_read_iops": "background reads completed in the window, per s "
-                    "(diskstats, the foreground's reads taken out)",
+                    "(diskstats, the start-ups' reads taken out)",
 }
 
 
@@ -204,10 +242,15 @@ def run_record(root, run, notes, keep_traces=False):
         try:
             ev = fwdlib.parse_blkparse(p)
             m["order"] = fwdlib.dispatch_order(ev)
+            if run["experiment"] == "twoproc":
+                m["owners"] = fwdlib.dispatch_owners(ev)
             if run["kind"] == "startup" and run["background"]:
                 sectors = run["foreground"]["bs"] // 512
+                # the foreground's reads: its size, in its region (the
+                # real program's reads lie above it)
+                end = run["foreground"].get("region", [0, 1 << 62])[1] // 512
                 w = fwdlib.waits_behind(ev, lambda e: e.direction == "R" and
-                                 e.blocks == sectors)
+                                        e.blocks == sectors and e.sector < end)
                 m["waits"] = summarize_waits(w)
             if keep_traces:
                 m["blk_recs"] = fwdlib.request_latencies(ev)
@@ -228,26 +271,49 @@ def run_record(root, run, notes, keep_traces=False):
         if os.path.exists(p) and m.get("procs"):
             match_think_times(m["procs"], parse_debugfs_procs(p))
     if run["kind"] == "startup":
-        m["startup_s"] = m["runtime_s"]
+        m["fg_iops"] = m["iops"]
         m["fg_p99_us"] = m["p99_us"]
-        done = sum(t["ios"] for t in fio["threads"])
-        # stopped at its time limit before its reads were done: the
-        # start-up took at least that long (a lower bound)
-        m["startup_capped"] = done < run["foreground"].get("count", 0)
+        fg_reads = sum(t["ios"] for t in fio["threads"])
+        app_reads = app_bytes = 0
+        if run.get("app"):
+            try:
+                a = app_record(_load_json(os.path.join(d, "app.json")))
+                m.update(a)
+                app_reads, app_bytes = a["app_reads"], a["app_read_bytes"]
+            except (OSError, ValueError, KeyError) as e:
+                notes.append("%s: the real program's record unusable (%s)" %
+                             (label, e))
         if run["background"]:
             try:
                 m.update(window_rates(_load_json(os.path.join(d, "window.json")),
-                                      run["foreground"]["count"],
-                                      run["foreground"]["bs"]))
+                                      fg_reads + app_reads,
+                                      fg_reads * run["foreground"]["bs"] +
+                                      app_bytes))
             except (OSError, ValueError, KeyError) as e:
                 notes.append("%s: window unusable (%s)" % (label, e))
     return m
 
 
-def window_rates(w, fg_count, fg_bs):
+def app_record(a):
+    """The real program's start-up from its app.json (appstart.py run):
+    app_s, app_capped (it reached its limit: app_s is a lower bound),
+    its reads; ValueError for a start that failed."""
+    if a["status"] not in ("done", "limit"):
+        raise ValueError("status %s: %s" % (a["status"],
+                                            a.get("error") or a.get("stderr", "")))
+    x, y = (fwdlib.parse_diskstats(a[k]) for k in ("diskstats_start",
+                                                   "diskstats_end"))
+    capped = a["status"] == "limit"
+    return {"app_s": a["limit_s"] if capped else a["elapsed_s"],
+            "app_capped": capped, "app_limit_s": a["limit_s"],
+            "app_reads": y["reads"] - x["reads"],
+            "app_read_bytes": (y["read_sectors"] - x["read_sectors"]) * 512}
+
+
+def window_rates(w, fg_count, fg_bytes):
     """Background rates over the window of a start-up run: bytes written
-    per second and reads per second reaching the device (the foreground's
-    reads, all inside the window, taken out)."""
+    per second and reads per second reaching the device (the start-ups'
+    fg_count reads of fg_bytes, all inside the window, taken out)."""
     a, b = fwdlib.parse_diskstats(w["diskstats_start"]), fwdlib.parse_diskstats(w["diskstats_end"])
     secs = w["t_end"] - w["t_start"]
     if secs <= 0:
@@ -257,7 +323,7 @@ def window_rates(w, fg_count, fg_bs):
             "bg_write_bps": (b["write_sectors"] - a["write_sectors"]) * 512 / secs,
             "bg_read_iops": max(0, b["reads"] - a["reads"] - fg_count) / secs,
             "bg_read_bps": max(0, (b["read_sectors"] - a["read_sectors"]) * 512
-                               - fg_count * fg_bs) / secs}
+                               - fg_bytes) / secs}
 
 
 def parse_debugfs(path):
@@ -305,6 +371,58 @@ def match_think_times(procs, rows):
                 p["think_us"] = best["think_us"]
 
 
+def process_device_time(owners, params, procs):
+    """Each fio process's modelled device time from a trace's dispatches
+    (fwdlib.dispatch_owners): every dispatch is charged, in dispatch order,
+    what the card's cost model charges it (costmodel.cost_us from the end
+    of the dispatch before), and the charges are summed per submitting
+    pid; a process (procs: fio's, with ios) is the pid whose dispatch
+    count is nearest its I/O count, within 10 % (fio does not say its
+    processes' pids).  Returns ({process: {commands, busy_us}}, the
+    busy_us of all the dispatches)."""
+    per, total, prev = {}, 0.0, None
+    for o in owners:
+        c = costmodel.cost_us(prev, o["sector"] * 512, o["blocks"] * 512, params)
+        prev = (o["sector"] + o["blocks"]) * 512
+        total += c
+        x = per.setdefault(o["owner"], [0, 0.0])
+        x[0] += 1
+        x[1] += c
+    out = {}
+    for name, p in sorted(procs.items(), key=lambda kv: -(kv[1].get("ios") or 0)):
+        ios = p.get("ios") or 0
+        if not ios or not per:
+            continue
+        pid = min(per, key=lambda k: abs(per[k][0] - ios))
+        if abs(per[pid][0] - ios) <= 0.1 * ios:
+            n, us = per.pop(pid)
+            out[name] = {"commands": n, "busy_us": us}
+    return out, total
+
+
+def frontier_shape(var, alones, name):
+    """The shape of variant var the frontier is computed at
+    (frontier.make_shape), from the records of the synchronous reader
+    (fio process name) alone, one a round: its think time is its cycle
+    alone (10^6 ÷ its IOPS) minus its mean fio latency, the host's cost a
+    command is that latency minus its modelled service time (the card's
+    busy time a command); medians over rounds, to 10 µs.  None when no
+    round has fio's and the card's records."""
+    thinks, emus = [], []
+    for m in alones:
+        p = (m.get("procs") or {}).get(name) or {}
+        dev = m.get("device") or {}
+        if not p.get("iops") or not p.get("mean_us") or not dev.get("commands"):
+            continue
+        svc = dev["busy_us"] / dev["commands"]
+        thinks.append(max(0.0, 1e6 / p["iops"] - p["mean_us"]))
+        emus.append(max(0.0, p["mean_us"] - svc))
+    if not thinks:
+        return None
+    return frontier.make_shape(var, round(bs.median(thinks), -1),
+                               round(bs.median(emus), -1))
+
+
 # ---------------------------------------------------------------- derived
 
 def derive(plan, boot, exp, recs):
@@ -338,15 +456,38 @@ def derive(plan, boot, exp, recs):
         return None
 
     roles = e.get("processes", {"deep": "async", "sync": "sync"})
+    params = boot["device"].get("params") if exp == "twoproc" else None
+    shapes = {}
+
+    def shape_of(var):
+        if var not in shapes:
+            rounds = sorted({r["round"] for r in runs})
+            shapes[var] = frontier_shape(
+                var, [m for m in (find_alone(var, None, k, roles["sync"])
+                                  for k in rounds) if m], roles["sync"])
+        return shapes[var]
+
     for (var, arm, rnd), (r, m) in arms.items():
         if exp == "responsiveness":
-            capped = m.get("startup_capped", False)
-            put(var, arm, "startup_s", rnd, m.get("startup_s"), capped)
+            put(var, arm, "fg_iops", rnd, m.get("fg_iops"))
             put(var, arm, "fg_p99_us", rnd, m.get("fg_p99_us"))
+            capped = m.get("app_capped", False)
+            put(var, arm, "app_s", rnd, m.get("app_s"), capped)
+            put(var, arm, "app_reads", rnd, m.get("app_reads"))
             idle = arms.get(("idle", arm, rnd))
-            if var != "idle" and idle and m.get("startup_s") and idle[1].get("startup_s"):
-                put(var, arm, "startup_x_idle", rnd, m["startup_s"] / idle[1]["startup_s"],
-                    capped or idle[1].get("startup_capped", False))
+            idle = idle[1] if idle else {}
+            if var != "idle" and m.get("fg_iops") and idle.get("fg_iops"):
+                # a window is never censored: the same reads take this
+                # many times as long as idle
+                put(var, arm, "startup_x_idle", rnd, idle["fg_iops"] / m["fg_iops"])
+            if var != "idle" and m.get("app_s") and idle.get("app_s"):
+                put(var, arm, "app_x_idle", rnd, m["app_s"] / idle["app_s"],
+                    capped or idle.get("app_capped", False))
+            if var == "idle" and m.get("app_s") and not capped:
+                # the limit against this idle start-up (the plan promises
+                # at least 30 times)
+                put(var, arm, "app_limit_x_idle", rnd,
+                    m["app_limit_s"] / m["app_s"])
             if r["background"]:
                 if "writer" in r["background"]["streams"]:
                     put(var, arm, "bg_write_bps", rnd, m.get("bg_write_bps"))
@@ -375,11 +516,30 @@ def derive(plan, boot, exp, recs):
             put(var, arm, "deep_iops", rnd, dp)
             put(var, arm, "total_iops", rnd, total)
             put(var, arm, "jain_raw", rnd, fwdlib.jain([s, dp]))
+            if params and m.get("owners"):
+                pt, traced = process_device_time(m["owners"], params, procs)
+                ps, pd = pt.get(roles["sync"]), pt.get(roles["deep"])
+                if ps and pd:
+                    put(var, arm, "sync_device_us", rnd, ps["busy_us"] / ps["commands"])
+                    put(var, arm, "deep_device_us", rnd, pd["busy_us"] / pd["commands"])
+                    put(var, arm, "sync_device_share", rnd,
+                        ps["busy_us"] / (ps["busy_us"] + pd["busy_us"]))
+                if dev and dev["busy_us"] > 0:
+                    put(var, arm, "traced_x_card", rnd, traced / dev["busy_us"])
             sa = find_alone(var, None, rnd, roles["sync"])
             if sa is not None and sa.get("iops"):
                 share = min(sa["iops"], total / 2)
                 put(var, arm, "sync_alone", rnd, sa["iops"])
                 put(var, arm, "sync_share_fraction", rnd, s / share)
+                shape = shape_of(var) if params else None
+                if shape and dev and dev["device_iops"]:
+                    x = frontier.judged_share(params, shape, s / share)
+                    f = frontier.frontier_iops(params, shape, x)
+                    put(var, arm, "frontier_share", rnd, x)
+                    put(var, arm, "frontier_iops", rnd, f)
+                    put(var, arm, "frontier_fraction", rnd, dev["device_iops"] / f)
+                    put(var, arm, "frontier_think_us", rnd, shape.think_us)
+                    put(var, arm, "frontier_emu_us", rnd, shape.emu_us)
                 lat = procs[roles["sync"]].get("mean_us")
                 lat_alone = sa.get("procs", {}).get(roles["sync"], {}).get("mean_us")
                 if lat and lat_alone:
@@ -397,6 +557,10 @@ def derive(plan, boot, exp, recs):
 
 # ---------------------------------------------------------------- markdown
 
+def _mib(n):
+    return "?" if n is None else "%g MiB" % round(n / 2**20, 1)
+
+
 def table(head, rows):
     out = ["| " + " | ".join(head) + " |",
            "|" + "|".join("---" if i == 0 else "--:" for i in range(len(head))) + "|"]
@@ -406,6 +570,20 @@ def table(head, rows):
 
 def fmt(x, spec="%.1f"):
     return "n/a" if x is None else spec % x
+
+
+def plan_text(settings):
+    """Which plan a run is, "the default plan (make bench)" or "the full
+    matrix (make bench FULL=1)", as the header's first words; nothing for
+    a run planned before there were two."""
+    return {"default": "the default plan (make bench); ",
+            "full": "the full matrix (make bench FULL=1); "}.get(settings.get("plan"), "")
+
+
+def card_name(dev):
+    """A flash card's spec without its transport ("paper", "paper,back_us=9")."""
+    return ",".join(p for p in dev["spec"].split(",")
+                    if not p.startswith("transport="))
 
 
 def cov_note(plan):
@@ -477,7 +655,9 @@ class Report:
     def boot_title(self, b):
         dev = b["device"]
         if dev["kind"] == "flashcard":
-            return "kernel %s, flash card `%s`" % (b["kernel"], dev["spec"])
+            return "kernel %s, flash card `%s` (%s)" % (
+                b["kernel"], card_name(dev), {"sd": "SD card", "ufs": "UFS"}.get(
+                    dev.get("transport", "sd")))
         return "kernel %s, null_blk" % b["kernel"]
 
     # -- collection
@@ -501,6 +681,12 @@ class Report:
                 self.notes.append("%s: no guest.json: the boot did not run or "
                                   "failed early (see boots/%s/console.log)" %
                                   (b["id"], b["id"]))
+            else:
+                try:
+                    self.summary.setdefault("disks", {})[b["id"]] = \
+                        _load_json(gj).get("disks") or {}
+                except (OSError, ValueError):
+                    pass
             exps = []
             for r in b["runs"]:
                 if r["experiment"] not in exps:
@@ -534,9 +720,9 @@ class Report:
                     if dj.get("loadavg") else ""))
             except (OSError, ValueError, KeyError):
                 pass
-        md.append("- kernels %s; cards %s; experiments %s; arms %s; %d rounds; "
+        md.append("- %skernels %s; cards %s; experiments %s; arms %s; %d rounds; "
                   "%d s per timed job" % (
-                      ", ".join(s["kernels"]), ", ".join(s["cards"]) or "none",
+                      plan_text(s), ", ".join(s["kernels"]), ", ".join(s["cards"]) or "none",
                       ", ".join(s["experiments"]), ", ".join(self.arm_ids),
                       s["rounds"], s["runtime_s"]))
         md += ["", "How to read it: every comparison ran as interleaved rounds, each arm "
@@ -558,8 +744,9 @@ class Report:
                 if (b["id"], t["experiment"]) not in self.values:
                     continue
                 dev = b["device"]
+                # a target's card is the card on either transport
                 if t.get("cards") and (dev["kind"] != "flashcard" or
-                                       dev["spec"] not in t["cards"]):
+                                       card_name(dev) not in t["cards"]):
                     continue
                 for var in self.variants(b["id"], t["experiment"]):
                     if t.get("variants") and var not in t["variants"]:
@@ -686,17 +873,22 @@ class Report:
                 md += ["#### %s" % {"same": "same region",
                                     "apart": "different regions"}.get(var, var), ""]
             rows = []
+            frontier_col = any(self.series(bid, exp, var, a, "frontier_iops")
+                               for a in self.arms_in(bid, exp, var))
             for a in self.arms_in(bid, exp, var):
                 row = [a, fmt(self.med(bid, exp, var, a, "sync_iops"), "%.0f"),
                        fmt(self.med(bid, exp, var, a, "sync_alone"), "%.0f"),
                        fmt(self.med(bid, exp, var, a, "sync_think_us"), "%.0f"),
-                       fmt(self.med(bid, exp, var, a, "sync_wait_x_alone"), "%.2f"),
+                       bs.fmt_interval(self.iv(bid, exp, var, a, "sync_wait_x_alone")),
                        bs.fmt_interval(self.iv(bid, exp, var, a, "sync_share_fraction")),
                        fmt(self.med(bid, exp, var, a, "deep_iops"), "%.0f"),
                        fmt(self.med(bid, exp, var, a, "deep_share_fraction"), "%.2f")]
                 row += self.ratio_cells(bid, exp, var, a, "total_iops")
                 if card:
                     row += self.ratio_cells(bid, exp, var, a, "device_iops")
+                if frontier_col:
+                    row += [fmt(self.med(bid, exp, var, a, "frontier_iops"), "%.0f"),
+                            bs.fmt_interval(self.iv(bid, exp, var, a, "frontier_fraction"))]
                 if exp == "deep-nullb":
                     row += [fmt(self.med(bid, exp, var, a, "deep_alone"), "%.0f"),
                             bs.fmt_interval(self.iv(bid, exp, var, a, "deep_kept"))]
@@ -708,39 +900,102 @@ class Report:
                     "deep ÷ share", "total IOPS", "× %s" % self.base]
             if card:
                 head += ["device IOPS", "× %s" % self.base]
+            if frontier_col:
+                head += ["frontier", "÷ frontier"]
             if exp == "deep-nullb":
                 head += ["deep alone", "deep kept"]
             head += ["J raw", "J share"]
             md += table(head, rows) + [""]
+            if frontier_col:
+                md += self.frontier_text(bid, exp, var)
+            md += self.device_time_table(bid, exp, var)
         self.md += md
 
+    def frontier_text(self, bid, exp, var):
+        arms = self.arms_in(bid, exp, var)
+        think = bs.median([self.med(bid, exp, var, a, "frontier_think_us") for a in arms])
+        emu = bs.median([self.med(bid, exp, var, a, "frontier_emu_us") for a in arms])
+        return ["Frontier: the most modelled device IOPS that any of the dispatch "
+                "policies of tools/analysis/frontier.py, or two of them in turn, "
+                "reaches on this card's cost model with the synchronous reader at "
+                "the share the arm gave it or more (at most the largest share a "
+                "policy reaches while the deep reader keeps its own: more is given "
+                "at the deep reader's expense, no merit), the reader thinking %s µs "
+                "between reads and the host costing %s µs a command (from the "
+                "synchronous reader alone: its cycle minus its latency, and its "
+                "latency minus its modelled service time); ÷ frontier: the arm's "
+                "device IOPS ÷ the frontier, per round. Device IOPS do not count "
+                "the time a scheduler leaves the card idle, the frontier does: "
+                "for an arm that idles, ÷ frontier is too high by that time." %
+                (fmt(think, "%.0f"), fmt(emu, "%.0f")), ""]
+
+    def device_time_table(self, bid, exp, var):
+        """Each reader's modelled device time beside its IOPS (traced
+        rounds)."""
+        rows = []
+        for a in self.arms_in(bid, exp, var):
+            rnds = sorted(self.series(bid, exp, var, a, "sync_device_us"))
+            if not rnds:
+                continue
+            get = lambda m, r: self.series(bid, exp, var, a, m).get(r)
+            for r in rnds:
+                rows.append([a, r, fmt(get("sync_iops", r), "%.0f"),
+                             fmt(get("sync_device_us", r), "%.0f"),
+                             fmt(get("deep_iops", r), "%.0f"),
+                             fmt(get("deep_device_us", r), "%.0f"),
+                             fmt(get("sync_device_share", r), "%.3f"),
+                             fmt(get("traced_x_card", r), "%.3f")])
+        if not rows:
+            return []
+        return ["Device time by process, on the traced rounds only (the others keep "
+                "no trace): each dispatch in blktrace's order charged the card's "
+                "modelled cost (tools/flashcard/costmodel.py), and summed by the "
+                "process that submitted it. Its share is of the two readers' device "
+                "time; traced ÷ card compares all the traced dispatches' cost with the "
+                "card's own counters for the run.", ""] + \
+            table(["arm", "round", "sync IOPS", "sync device µs a read",
+                   "deep IOPS", "deep device µs a read", "sync share of device time",
+                   "traced ÷ card"], rows) + [""]
+
     def responsiveness(self, bid, exp):
+        b = self.boot(bid)
+        app = b.get("app_fs")
         md = ["### %s" % self.plan["experiments"][exp]["title"], "",
-              "Start-up: the foreground's fio runtime for 200 reads of 16 KiB, one at a "
-              "time (O_DIRECT, fixed offsets), stopped at %d s (\"≥\": a start-up that "
-              "reached it, counted as that long: a lower bound; a ratio between two arms "
-              "leaves such rounds out); × idle divides by the same arm's idle "
-              "start-up of the same round. The background starts %d s before the "
+              "Synthetic start-up: 16 KiB reads, one at a time (O_DIRECT, the same "
+              "offsets every run), for a fixed window of %d s; fg reads/s is its rate, "
+              "and × idle the same arm's idle rate of the same round ÷ this rate: how "
+              "many times as long the same reads take. A window is never stopped "
+              "early, so no value is censored. The background starts %d s before the "
               "foreground; its throughput is what reached the device (/proc/diskstats) "
-              "in a window that opens when the foreground starts and closes %d s later "
-              "or when the foreground ends, whichever is later; the writer's dirty "
-              "limits are vm.dirty_background_bytes = 4 MiB, vm.dirty_bytes = 16 MiB "
-              "for the run." % (self.first_fg(bid, exp, "limit_s"),
-                                self.first_bg(bid, exp, "warmup_s"),
-                                self.first_bg(bid, exp, "window_s")), ""]
+              "in a window that opens when the foreground starts and closes when the "
+              "start-ups end (the start-ups' own reads taken out); the writer's dirty "
+              "limits are vm.dirty_background_bytes = %s, vm.dirty_bytes = %s for "
+              "the run." % (self.first_fg(bid, exp, "window_s"),
+                            self.first_bg(bid, exp, "warmup_s"),
+                            _mib(self.first_bg(bid, exp, "dirty_background_bytes")),
+                            _mib(self.first_bg(bid, exp, "dirty_bytes"))), ""]
+        if app:
+            md += [self.app_text(bid, exp, app), ""]
         rows = []
         for var in self.variants(bid, exp):
             for a in self.arms_in(bid, exp, var):
-                row = [var, a, fmt(self.med(bid, exp, var, a, "startup_s"), "%.2f")]
-                nc = len(self.series(bid, exp, var, a, CENSORED + "startup_s"))
-                if nc:
-                    row[2] = "≥ " + row[2] + " (%d at the limit)" % nc
+                row = [var, a, fmt(self.med(bid, exp, var, a, "fg_iops"), "%.1f")]
                 if var == "idle":
-                    row += ["1", fmt(self.med(bid, exp, var, a, "fg_p99_us"), "%.0f"),
-                            "", "", "", ""]
+                    row += ["1", fmt(self.med(bid, exp, var, a, "fg_p99_us"), "%.0f")]
                 else:
                     row += [bs.fmt_interval(self.iv(bid, exp, var, a, "startup_x_idle")),
                             fmt(self.med(bid, exp, var, a, "fg_p99_us"), "%.0f")]
+                if app:
+                    cell = fmt(self.med(bid, exp, var, a, "app_s"), "%.2f")
+                    nc = len(self.series(bid, exp, var, a, CENSORED + "app_s"))
+                    if nc:
+                        cell = "≥ %s (%d at the limit)" % (cell, nc)
+                    row += [cell, "1" if var == "idle" else
+                            bs.fmt_interval(self.iv(bid, exp, var, a, "app_x_idle")),
+                            fmt(self.med(bid, exp, var, a, "app_reads"), "%.0f")]
+                if var == "idle":
+                    row += ["", "", "", ""]
+                else:
                     for mtr, spec, scale in (("bg_write_bps", "%.2f", 1 / 2**20),
                                              ("bg_read_iops", "%.0f", 1)):
                         v = self.med(bid, exp, var, a, mtr)
@@ -751,9 +1006,11 @@ class Report:
                         row.append("1" if a == self.base else
                                    bs.fmt_ratio(self.iv(bid, exp, var, a, mtr, self.base)))
                 rows.append(row)
-        md += table(["background", "arm", "start-up s", "× idle", "fg p99 µs",
-                     "bg write MiB/s", "× %s" % self.base, "bg read IOPS",
-                     "× %s" % self.base], rows) + [""]
+        head = ["background", "arm", "fg reads/s", "× idle", "fg p99 µs"]
+        if app:
+            head += ["program s", "× idle", "program reads"]
+        md += table(head + ["bg write MiB/s", "× %s" % self.base, "bg read IOPS",
+                            "× %s" % self.base], rows) + [""]
         # why: what was dispatched while the foreground waited
         rows = []
         for var in self.variants(bid, exp):
@@ -784,6 +1041,49 @@ class Report:
                          "writes dispatched before it",
                          "% inserted with a write in flight"], rows) + [""]
         self.md += md
+
+    def app_text(self, bid, exp, app):
+        """What the real program's start-up is, and whether its limit held
+        30 times its idle start-up."""
+        prep = {}
+        try:
+            prep = _load_json(os.path.join(self.root, "boots", bid, "app-prepare.json"))
+        except (OSError, ValueError):
+            self.notes.append("%s: no app-prepare.json: the real program's file "
+                              "system was not made" % bid)
+        limit = None
+        for r in self.boot(bid)["runs"]:
+            if r["experiment"] == exp and r.get("app"):
+                limit = r["app"]["limit_s"]
+                break
+        text = ("Real program: %s (Python %s) started cold: its interpreter, loader, "
+                "libraries and standard library (%s files, %s) copied into ext4 on "
+                "partition 1 of the card at %s, mounted read-only afresh with the "
+                "caches dropped before each start, importing %d modules (%s); its "
+                "start-up is the process's time from start to exit, stopped at %s s "
+                "(\"≥\": a start that reached it, a lower bound; a ratio between two "
+                "arms leaves such rounds out); program reads are its reads that "
+                "reached the device. From the page cache it takes %s s, its CPU "
+                "time; the rest of the idle start-up is its I/O." % (
+                    app["program"], prep.get("python", "?"), prep.get("files", "?"),
+                    _mib(prep.get("bytes")), "%g GiB" % (app["start"] / 2**30),
+                    len(app["modules"]), ", ".join(app["modules"]),
+                    fmt(limit, "%g"), fmt(prep.get("warm_s"), "%.2f")))
+        lows = []
+        for a in self.arm_ids:
+            for rnd, x in self.series(bid, exp, "idle", a, "app_limit_x_idle").items():
+                lows.append((x, a, rnd))
+        if lows:
+            x, a, rnd = min(lows)
+            if x >= 30:
+                text += " The limit was at least %.0f× the idle start-up in every " \
+                        "round." % x
+            else:
+                text += " The limit was only %.1f× the idle start-up (%s, round %d): " \
+                        "less than the 30× the plan means to give." % (x, a, rnd)
+                self.notes.append("%s: the real program's limit is only %.1f× its "
+                                  "idle start-up (%s, round %d)" % (bid, x, a, rnd))
+        return text
 
     def first_fg(self, bid, exp, key):
         for r in self.boot(bid)["runs"]:
@@ -933,6 +1233,10 @@ class Report:
             g = self.summary["guests"].get(b["id"])
             if g:
                 self.md += ["Guest clock: %s." % g["text"], ""]
+            disks = (self.summary.get("disks") or {}).get(b["id"])
+            if disks:
+                self.md += ["Disks as the guest found them: %s." % "; ".join(
+                    disk_text(n, d) for n, d in disks.items()), ""]
             exps = []
             for r in b["runs"]:
                 if r["experiment"] not in exps:
@@ -977,6 +1281,17 @@ def guest_clock(console):
     m = re.search(r"Kernel command line: (.*)", text)
     opts = [w for w in m.group(1).split() if CLOCK_OPTS.match(w)] if m else []
     return {"clocksource": cs[-1] if cs else None, "options": opts}
+
+
+def disk_text(name, d):
+    """A disk's queue from guest.json: "sda (ufs): 1 hardware queue, 31
+    tags, nr_requests 62, requests up to 1024 KiB, default scheduler
+    mq-deadline"."""
+    return ("%s (%s): %s hardware queue%s, %s tags, nr_requests %s, requests up "
+            "to %s KiB, default scheduler %s" % (
+                name, d.get("kind"), d.get("hw_queues"),
+                "" if d.get("hw_queues") == 1 else "s", d.get("tags"),
+                d.get("nr_requests"), d.get("max_sectors_kb"), d.get("scheduler")))
 
 
 def guest_clock_text(g):

@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(ANALYSIS), "flashcard"))
 import benchplan  # noqa: E402
 import costmodel  # noqa: E402
 
-ENV = {"BENCH_KVERS": "6.12", "BENCH_CARDS": "paper symmetric",
+ENV = {"BENCH_FULL": "1", "BENCH_KVERS": "6.12", "BENCH_CARDS": "paper symmetric",
        "BENCH_EXPERIMENTS": "headline twoproc responsiveness deep-nullb "
                             "nullb-cpu",
        "BENCH_SCHEDS": "none mq-deadline fwdsched", "BENCH_ROUNDS": "3",
@@ -49,21 +49,37 @@ TWO = {"same": {"mq-deadline": [(20, 380)] * 3,
                 "fwdsched": [(95, 290), (92, 290), (91, 299)],
                 "none": [(10, 400)] * 3},
        "apart": {"mq-deadline": [(20, 380)] * 3,
-                 "fwdsched": [(60, 300), (65, 300), (70, 300)],
+                 "fwdsched": [(60, 300), (65, 300), (150, 150)],
                  "none": [(10, 400)] * 3}}
 TWO_SYNC_ALONE = 100
 TWO_DEEP_ALONE = 400
-# responsiveness: start-up seconds; background MiB/s written, read IOPS
-IDLE_S = 2.0
-START = {"writer": {"mq-deadline": [10] * 3, "fwdsched": [2.6, 2.8, 3.2],
-                    "none": [12] * 3},
-         "reader": {"mq-deadline": [6] * 3, "fwdsched": [2.4, 2.5, 2.6],
-                    "none": [8] * 3},
-         "both": {"mq-deadline": [14] * 3, "fwdsched": [4.0, 4.2, 15.0],
-                  "none": [15] * 3}}
-# start-ups stopped at the foreground's limit (15 s) with this many reads
-CAPPED = {("both", "fwdsched", 3): 190, ("both", "none", 1): 150,
-          ("both", "none", 2): 150, ("both", "none", 3): 150}
+# the synchronous reader's mean latency beside the deep reader, us (1000
+# alone), per (card, arm); 2000 for the others
+TWO_SYNC_LAT = {("paper", "fwdsched"): [1300, 1400, 1600],
+                ("symmetric", "fwdsched"): [1200, 1300, 1400]}
+# its modelled service time alone, us a command (card counters)
+TWO_ALONE_SVC_US = 600
+TWO_PIDS = {"async": 700, "sync": 701}
+TWO_SYNC_SECTOR = 4194304      # 2 GiB
+# responsiveness: the synthetic start-up's slow-down (its idle reads/s
+# over its reads/s in the window); the real program's start-up seconds
+# (None: stopped at its limit); background MiB/s written, read IOPS
+IDLE_IOPS = 80.0
+START = {"writer": {"mq-deadline": [5] * 3, "fwdsched": [1.3, 1.4, 1.6],
+                    "none": [6] * 3},
+         "reader": {"mq-deadline": [3] * 3, "fwdsched": [1.2, 1.25, 1.3],
+                    "none": [4] * 3},
+         "both": {"mq-deadline": [7] * 3, "fwdsched": [2.0, 2.1, 7.5],
+                  "none": [40] * 3}}
+APP_IDLE_S = 2.0
+APP_IDLE = {"fwdsched": [2.0, 2.0, 2.5]}
+APP = {"writer": {"mq-deadline": [None] * 3, "fwdsched": [3.0, 3.2, 2.8],
+                  "none": [None] * 3},
+       "reader": {"mq-deadline": [20, 22, 24], "fwdsched": [2.6, 3.0, 2.4],
+                  "none": [30] * 3},
+       "both": {"mq-deadline": [None] * 3, "fwdsched": [4.0, 4.4, None],
+                "none": [None] * 3}}
+APP_READS = 300
 BG_WRITE = {"writer": {"mq-deadline": [2.0] * 3, "fwdsched": [1.9, 1.85, 2.0],
                        "none": [2.0] * 3},
             "both": {"mq-deadline": [1.5] * 3, "fwdsched": [1.5] * 3,
@@ -125,6 +141,26 @@ def card_docs(fwd, fwd_us, back, back_us):
 
 def ts(ns):
     return "%d.%09d" % (ns // 10**9, ns % 10**9)
+
+
+def blk_twoproc(n_deep, n_sync):
+    """The trace of a two-process run: deep read i (pid 700) at sector 8i,
+    each of the first n_sync followed by synchronous read i (pid 701) at
+    TWO_SYNC_SECTOR + 8i; without deep reads, the synchronous ones alone.
+    Each is inserted, dispatched (by a kworker) and completed in turn."""
+    order = []
+    for i in range(max(n_deep, n_sync)):
+        if i < n_deep:
+            order.append((TWO_PIDS["async"], 8 * i))
+        if i < n_sync:
+            order.append((TWO_PIDS["sync"], TWO_SYNC_SECTOR + 8 * i))
+    lines, t = [], 1000
+    for pid, sector in order:
+        for a, who in (("I", "%d fio" % pid), ("D", "40 kworker/0:1H"),
+                       ("C", "0 swapper/0")):
+            t += 1000
+            lines.append("179,0 %s RS %d 8 %s %s" % (a, sector, ts(t), who))
+    return "\n".join(lines) + "\n"
 
 
 def blk_order(dispatches):
@@ -202,34 +238,55 @@ def records(run, d):
         card = card_docs(*HEAD_DEV[arm][k])
         write(os.path.join(d, "blk.txt"), blk_order(HEAD_ORDER[arm]))
     elif exp == "twoproc":
+        card = card_docs(100, 1000, 0, 0)
         if run["role"] == "alone":
             doc = fio_doc([(run["process"], TWO_SYNC_ALONE if run["process"] == "sync"
                             else TWO_DEEP_ALONE, 1000, 3000)])
+            if run["process"] == "sync":
+                card = card_docs(100, TWO_ALONE_SVC_US, 0, 0)
         else:
             s, a = TWO[var][arm][k]
-            doc = fio_doc([("async", a, 30000, 60000), ("sync", s, 2000, 20000)])
-        card = card_docs(100, 1000, 0, 0)
+            lat = TWO_SYNC_LAT.get((run["_card"], arm), [2000] * 3)[k]
+            doc = fio_doc([("async", a, 30000, 60000), ("sync", s, lat, 20000)])
+        ios = {j["jobname"]: j["read"]["total_ios"] for j in doc["jobs"]}
+        write(os.path.join(d, "blk.txt"), blk_twoproc(ios.get("async", 0),
+                                                      ios.get("sync", 0)))
     elif exp == "responsiveness":
-        secs = IDLE_S if var == "idle" else START[var][arm][k]
-        reads = CAPPED.get((var, arm, rnd), 200)
-        doc = fio_doc([("foreground", reads / secs, 5000, FG_P99_US[arm])],
-                      runtime_ms=int(round(secs * 1000)))
+        slow = 1.0 if var == "idle" else START[var][arm][k]
+        win_fg = run["foreground"]["window_s"]
+        fg_iops = IDLE_IOPS / slow
+        fg_reads = int(round(fg_iops * win_fg))
+        doc = fio_doc([("foreground", fg_iops, 5000, FG_P99_US[arm])],
+                      runtime_ms=win_fg * 1000)
         card = card_docs(200, 1000, 0, 0)
+        limit = run["app"]["limit_s"]
+        app_s = (APP_IDLE.get(arm, [APP_IDLE_S] * 3)[k] if var == "idle"
+                 else APP[var][arm][k])
+        write(os.path.join(d, "app.json"), json.dumps(
+            {"partition": "mmcblk0p1", "limit_s": limit, "modules": 39,
+             "status": "limit" if app_s is None else "done",
+             "elapsed_s": limit + 0.01 if app_s is None else app_s,
+             "rc": None if app_s is None else 0, "stderr": "", "mount_s": 0.2,
+             "diskstats_start": diskstats("mmcblk0p1", 10, 80, 0, 0),
+             "diskstats_end": diskstats("mmcblk0p1", 10 + APP_READS,
+                                        80 + APP_READS * 64, 0, 0)}) + "\n")
         if var == "idle":
             write(os.path.join(d, "blk.txt"), blk_order([10, 20]))
         else:
             write(os.path.join(d, "blk.txt"), blk_waits())
-            win = max(5.0, secs)
+            win = win_fg + (limit if app_s is None else app_s)
             wbps = BG_WRITE.get(var, {}).get(arm, [0] * 3)[k]
             riops = BG_READ.get(var, {}).get(arm, [0] * 3)[k]
             wsect = int(round(wbps * win * MIB_SECTORS))
-            nreads = int(round(riops * win)) + 200
+            # the background's, the foreground's and the program's reads
+            nreads = int(round(riops * win)) + fg_reads + APP_READS
             write(os.path.join(d, "window.json"), json.dumps(
                 {"warmup_s": 3, "window_s": 5, "t_start": 1000.0,
-                 "fg_end": 1000.0 + secs, "t_end": 1000.0 + win,
+                 "fg_end": 1000.0 + win_fg, "t_end": 1000.0 + win,
                  "diskstats_start": diskstats("mmcblk0", 5000, 40000, 700, 90000),
                  "diskstats_end": diskstats("mmcblk0", 5000 + nreads,
-                                            40000 + nreads * 8, 700 + 10,
+                                            40000 + (nreads - fg_reads - APP_READS) * 8
+                                            + fg_reads * 32 + APP_READS * 64, 700 + 10,
                                             90000 + wsect)}) + "\n")
             write(os.path.join(d, "bg.json"), json.dumps(fio_doc([("writer", 1, 1, 1)])))
     elif exp == "deep-nullb":

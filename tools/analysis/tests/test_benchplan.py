@@ -21,6 +21,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(TOP, "tools", "flashcard"))
 sys.path.insert(0, os.path.join(TOP, "tools", "guest"))
 
+import appstart  # noqa: E402
 import benchplan  # noqa: E402
 import benchrun  # noqa: E402
 import costmodel  # noqa: E402
@@ -41,14 +42,69 @@ def all_runs(p):
 class Settings(unittest.TestCase):
 
     def test_defaults(self):
+        # the default plan: one card on one transport, the three
+        # experiments that answer "is fwdsched better here?"
         s = benchplan.settings_from_env({})
+        self.assertEqual(s["plan"], "default")
         self.assertEqual(s["kernels"], ["6.12"])
-        self.assertEqual(s["cards"], ["paper", "fig56", "symmetric"])
+        self.assertEqual(s["cards"], ["paper"])
         self.assertEqual(s["schedulers"],
                          ["none", "mq-deadline", "kyber", "bfq", "fwdsched"])
-        self.assertGreaterEqual(s["rounds"], 3)
-        self.assertIn("headline", s["experiments"])
-        self.assertIn("nullb-cpu", s["experiments"])
+        self.assertGreaterEqual(s["rounds"], 6)
+        self.assertEqual(s["experiments"], ["headline", "twoproc", "responsiveness"])
+        self.assertEqual(benchplan.settings_from_env({"BENCH_FULL": "0"}), s)
+
+    def test_full(self):
+        # make bench FULL=1: the three cards on both transports, and the
+        # papers' and null_blk experiments too
+        s = benchplan.settings_from_env({"BENCH_FULL": "1"})
+        self.assertEqual(s["plan"], "full")
+        self.assertEqual(s["kernels"], ["6.12"])
+        self.assertEqual(s["cards"], ["paper", "fig56", "symmetric",
+                                      "paper,transport=ufs", "fig56,transport=ufs",
+                                      "symmetric,transport=ufs"])
+        self.assertEqual(s["experiments"], ["headline", "twoproc", "responsiveness",
+                                            "fig2", "deep-nullb", "nullb-cpu"])
+        self.assertGreaterEqual(s["rounds"], 6)
+        # a setting given overrides the full plan's
+        s = benchplan.settings_from_env({"BENCH_FULL": "1", "BENCH_CARDS": "fig56"})
+        self.assertEqual((s["plan"], s["cards"]), ("full", ["fig56"]))
+        p = plan(BENCH_FULL="1")
+        self.assertEqual(p["plan"], "full")
+        self.assertEqual(p["command"], "make bench FULL=1")
+        self.assertEqual(plan(BENCH_FULL="1", BENCH_ROUNDS="7")["command"],
+                         "BENCH_ROUNDS=7 make bench FULL=1")
+        self.assertEqual([b["id"] for b in p["boots"]],
+                         ["6.12-paper", "6.12-fig56", "6.12-symmetric",
+                          "6.12-paper-ufs", "6.12-fig56-ufs", "6.12-symmetric-ufs",
+                          "6.12-nullb"])
+        by = {b["id"]: b for b in p["boots"]}
+        # the first card of each transport has the first-card experiments
+        for bid in ("6.12-paper", "6.12-paper-ufs"):
+            self.assertEqual({r["experiment"] for r in by[bid]["runs"]},
+                             {"headline", "twoproc", "responsiveness", "fig2"})
+        self.assertEqual({r["experiment"] for r in by["6.12-fig56-ufs"]["runs"]},
+                         {"headline", "twoproc"})
+        ufs = by["6.12-paper-ufs"]
+        self.assertEqual(ufs["device"]["transport"], "ufs")
+        self.assertEqual(ufs["device"]["overrides"], {})
+        self.assertEqual(ufs["device"]["params"], costmodel.make_params("paper"))
+        self.assertEqual(ufs["disks"], {"card": {"kind": "ufs", "name": None,
+                                                 "attrs": {}}})
+        self.assertEqual(by["6.12-paper"]["disks"]["card"]["name"], "mmcblk0")
+        # no MMC history on UFS; the card's counters on both
+        for r in ufs["runs"]:
+            self.assertNotIn("mmc_history", r["record"], r["id"])
+            self.assertIn("card", r["record"], r["id"])
+        self.assertTrue(any("mmc_history" in r["record"]
+                            for r in by["6.12-paper"]["runs"]))
+
+    def test_plan_kind_is_shown(self):
+        self.assertTrue(benchplan.summary(plan()).startswith("default plan: 1 boots, "))
+        self.assertIn("the full matrix: make bench FULL=1", benchplan.summary(plan()))
+        self.assertTrue(benchplan.summary(plan(BENCH_FULL="1")).startswith(
+            "full plan: 7 boots, "))
+        self.assertEqual(plan()["command"], "make bench")
 
     def test_extra_arm_in_the_fixed_order(self):
         s = benchplan.settings_from_env(
@@ -58,7 +114,17 @@ class Settings(unittest.TestCase):
                          ["mq-deadline", "deadline-wrap", "fwdsched"])
 
     def test_bad_values_are_refused_by_name(self):
-        bad = [({"BENCH_KVERS": "6.13"}, "BENCH_KVERS: unknown kernel '6.13'"),
+        bad = [({"BENCH_FULL": "yes"}, "BENCH_FULL='yes': not 0 or 1 (1, or make "
+                                       "bench FULL=1: the full matrix)"),
+               ({"BENCH_FULL": "2"}, "BENCH_FULL='2': not 0 or 1"),
+               ({"BENCH_CARDS": "paper,transport=nvme"},
+                "BENCH_CARDS: 'paper,transport=nvme': unknown transport 'nvme' "
+                "(sd, ufs)"),
+               ({"BENCH_CARDS": "paper paper,transport=sd"},
+                "'paper' and 'paper,transport=sd' are the same card"),
+               ({"BENCH_CARDS": "paper,transport=ufs,transport=sd"},
+                "transport given twice"),
+               ({"BENCH_KVERS": "6.13"}, "BENCH_KVERS: unknown kernel '6.13'"),
                ({"BENCH_KVERS": "6.12 6.12"}, "given twice"),
                ({"BENCH_CARDS": "papr"}, "BENCH_CARDS: 'papr'"),
                ({"BENCH_CARDS": "paper,back_us=-1"}, "must not be negative"),
@@ -126,7 +192,12 @@ class Settings(unittest.TestCase):
         r = subprocess.run([bench, "--dry-run"], env=env, capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertTrue(r.stdout.startswith("8 boots, "), r.stdout)
+        self.assertTrue(r.stdout.startswith("default plan: 2 boots, "), r.stdout)
+        env = dict(os.environ, BENCH_FULL="yes")
+        r = subprocess.run([bench, "--dry-run"], env=env, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("BENCH_FULL='yes': not 0 or 1", r.stderr)
         r = subprocess.run([bench, "--frobnicate"], capture_output=True,
                            text=True, timeout=60)
         self.assertEqual(r.returncode, 2)
@@ -134,7 +205,7 @@ class Settings(unittest.TestCase):
 
     def test_variants_are_arms(self):
         p = plan(BENCH_SCHEDS="mq-deadline fwdsched", BENCH_CARDS="paper",
-                 BENCH_EXPERIMENTS="headline",
+                 BENCH_EXPERIMENTS="headline", BENCH_ROUNDS="3",
                  BENCH_VARIANTS="fwdsched:fair_slack=0,dispatch_depth=4")
         ids = [a["id"] for a in p["arms"]]
         self.assertEqual(ids, ["mq-deadline", "fwdsched",
@@ -149,7 +220,8 @@ class Plan(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.p = plan(BENCH_KVERS="6.1 6.12", BENCH_ROUNDS="4")
+        cls.p = plan(BENCH_FULL="1", BENCH_KVERS="6.1 6.12", BENCH_ROUNDS="4",
+                     BENCH_CARDS="paper fig56 symmetric")
 
     def test_every_run_has_a_unique_id(self):
         ids = [r["id"] for r in all_runs(self.p)]
@@ -202,8 +274,9 @@ class Plan(unittest.TestCase):
             shutil.rmtree(os.path.join(out, "runs", first["runs"][-2]["id"]))
             left = benchplan.unfinished(self.p, out)
             self.assertEqual([b["id"] for b in left], [first["id"], second["id"]])
-            self.assertEqual(left[0]["estimate_s"], benchplan.BOOT_S + sum(
-                r["estimate_s"] for r in first["runs"][-2:]))
+            self.assertEqual(left[0]["estimate_s"], benchplan.BOOT_S +
+                             benchplan.APP_PREPARE_S["sd"] + sum(
+                                 r["estimate_s"] for r in first["runs"][-2:]))
             self.assertEqual(left[1]["estimate_s"], second["estimate_s"])
             self.assertEqual(benchplan.unfinished(self.p, out)[0]["runs"],
                              first["runs"])
@@ -260,7 +333,9 @@ class Plan(unittest.TestCase):
         for b in self.p["boots"][:3]:
             for r in b["runs"]:
                 traced = "blktrace" in r["record"]
-                if r["experiment"] == "headline":
+                if r["experiment"] in ("headline", "twoproc"):
+                    # twoproc: the alone runs too, so that the records of
+                    # a round stay alike
                     self.assertEqual(traced, r["round"] == 1, r["id"])
                     self.assertEqual("mmc_history" in r["record"], traced)
                 elif r["experiment"] == "responsiveness":
@@ -273,7 +348,9 @@ class Plan(unittest.TestCase):
     def test_responsiveness_runs(self):
         rs = [r for r in self.p["boots"][0]["runs"]
               if r["experiment"] == "responsiveness" and r["round"] == 2]
-        self.assertEqual(len(rs), 4 * len(self.p["arms"]))
+        arms = benchplan.EXPERIMENTS["responsiveness"].get("schedulers")
+        self.assertEqual(len(rs), 4 * len([a for a in self.p["arms"] if not arms
+                                           or a["scheduler"] in arms]))
         # per arm: idle, then the three backgrounds, together
         self.assertEqual([r["variant"] for r in rs[:4]],
                          ["idle", "writer", "reader", "both"])
@@ -286,9 +363,41 @@ class Plan(unittest.TestCase):
         self.assertEqual(both["background"]["args"], [])
         self.assertEqual(both["background"]["streams"], ["writer", "reader"])
         self.assertEqual(writer["foreground"]["bs"], 16384)
-        self.assertEqual(writer["foreground"]["args"], ["--runtime=10"])
+        # the synthetic start-up: a fixed window, never a limit
+        self.assertEqual(writer["foreground"]["args"],
+                         ["--time_based", "--runtime=5", "--number_ios=0"])
+        self.assertEqual(writer["foreground"]["window_s"], 5)
         self.assertEqual(writer["background"]["window_s"],
                          self.p["settings"]["runtime_s"])
+        # the real program after it, in every run, idle too
+        for r in rs:
+            self.assertEqual(r["app"], {"limit_s": benchplan.APP_LIMIT_S["sd"]})
+
+    def test_real_program_entries(self):
+        b = self.p["boots"][0]
+        fs = b["app_fs"]
+        self.assertEqual(fs["program"], "python3")
+        self.assertEqual(fs["modules"], list(benchplan.APP_MODULES))
+        self.assertGreaterEqual(len(fs["modules"]), 30)
+        # the file system lies above every job's region (the jobs use the
+        # raw card) and below the card's control window
+        jobs = set()
+        for r in all_runs(plan(BENCH_EXPERIMENTS=" ".join(benchplan.EXPERIMENTS))):
+            jobs |= {r["fio"]["job"]} if r["kind"] == "fio" else \
+                {r["foreground"]["job"]} | ({r["background"]["job"]}
+                                            if r["background"] else set())
+        for j in jobs:
+            self.assertLessEqual(job_end(os.path.join(JOBS, j + ".fio")), fs["start"], j)
+        self.assertLessEqual(fs["start"] + fs["size"],
+                             costmodel.control_start(CARD_BYTES))
+        self.assertEqual(fs["start"] % 512, 0)
+        # only the responsiveness boots make it
+        self.assertNotIn("app_fs", self.p["boots"][1])
+        self.assertFalse(any(r.get("app") for r in self.p["boots"][1]["runs"]))
+        # its limit: at least 30 times the idle start-up planned on either
+        # transport
+        for tr, est in benchplan.APP_EST_S.items():
+            self.assertGreaterEqual(benchplan.APP_LIMIT_S[tr], 30 * est["idle"], tr)
 
     def test_deep_nullb_alone_beside_each_arm(self):
         rs = [r for r in self.p["boots"][3]["runs"]
@@ -303,16 +412,71 @@ class Plan(unittest.TestCase):
         self.assertIsNone(sync[0]["arm"])
         self.assertEqual({r["disk"] for r in rs}, {"deep"})
 
-    def test_default_plan_fits_an_hour_and_a_half(self):
-        # the README's promise for plain make bench
+    def test_default_plan_is_half_an_hour(self):
+        # the README's promise for plain make bench: about 30 minutes
         p = plan()
-        self.assertLessEqual(p["estimate_s"], 90 * 60)
+        self.assertGreaterEqual(p["estimate_s"], 25 * 60)
+        self.assertLessEqual(p["estimate_s"], 35 * 60)
         self.assertEqual(p["settings"]["kernels"], ["6.12"])
+        self.assertEqual([b["id"] for b in p["boots"]], ["6.12-paper"])
+        self.assertEqual({r["experiment"] for r in p["boots"][0]["runs"]},
+                         {"headline", "twoproc", "responsiveness"})
+        self.assertEqual({r["round"] for r in p["boots"][0]["runs"]}, set(range(1, 7)))
+        # the headline compares the five schedulers
+        self.assertEqual({r["arm"] for r in p["boots"][0]["runs"]
+                          if r["experiment"] == "headline"},
+                         set(benchplan.SCHEDULERS))
+        # two processes in the same region only; both regions in the full
+        # matrix
+        self.assertEqual({r["variant"] for r in p["boots"][0]["runs"]
+                          if r["experiment"] == "twoproc"}, {"same", None})
+        self.assertEqual({r["variant"] for r in plan(BENCH_FULL="1")["boots"][0]["runs"]
+                          if r["experiment"] == "twoproc"}, {"same", "apart", None})
+
+    def test_startup_backgrounds_by_plan(self):
+        # the default plan: idle and the deep reader, on one transport;
+        # the full matrix: all four backgrounds on both, each with the
+        # real program
+        def variants(p, bid):
+            b = [b for b in p["boots"] if b["id"] == bid][0]
+            return {(r["variant"], r["arm"]) for r in b["runs"]
+                    if r["experiment"] == "responsiveness"}
+        arms = {"mq-deadline", "bfq", "fwdsched"}
+        self.assertEqual(variants(plan(), "6.12-paper"),
+                         {(v, a) for v in ("idle", "reader") for a in arms})
+        full = plan(BENCH_FULL="1")
+        for bid in ("6.12-paper", "6.12-paper-ufs"):
+            self.assertEqual(variants(full, bid),
+                             {(v, a) for v in ("idle", "writer", "reader", "both")
+                              for a in arms}, bid)
+        ufs = [b for b in full["boots"] if b["id"] == "6.12-paper-ufs"][0]
+        self.assertEqual({r["app"]["limit_s"] for r in ufs["runs"] if r.get("app")},
+                         {benchplan.APP_LIMIT_S["ufs"]})
+        self.assertIn("app_fs", ufs)
+
+    def test_estimate_follows_the_runs(self):
+        # a longer window or a writer costs more; the real program's limit
+        # bounds its start-up's estimate
+        def est(**kw):
+            return plan(BENCH_EXPERIMENTS="responsiveness", BENCH_ROUNDS="1",
+                        BENCH_SCHEDS="mq-deadline", **kw)["estimate_s"]
+        self.assertGreater(est(BENCH_RUNTIME="20"), est(BENCH_RUNTIME="5"))
+        self.assertGreater(est(BENCH_FULL="1"), est())
+        runs = plan(BENCH_EXPERIMENTS="responsiveness", BENCH_ROUNDS="2",
+                    BENCH_SCHEDS="mq-deadline", BENCH_FULL="1")["boots"][0]["runs"]
+        by = {(r["variant"], r["round"]): r["estimate_s"] for r in runs}
+        self.assertGreater(by[("writer", 2)], by[("reader", 2)])
+        self.assertGreater(by[("reader", 2)], by[("idle", 2)])
+        # round 1 is traced
+        self.assertGreater(by[("writer", 1)], by[("writer", 2)])
+        r = dict(runs[1], app={"limit_s": 1})
+        self.assertLess(benchplan._estimate(r, 5, "sd"),
+                        benchplan._estimate(runs[1], 5, "sd"))
 
     def test_summary(self):
         text = benchplan.summary(plan(BENCH_EXPERIMENTS="headline",
                                       BENCH_CARDS="paper", BENCH_ROUNDS="1"))
-        self.assertTrue(text.startswith("1 boots, 5 runs, about "), text)
+        self.assertTrue(text.startswith("default plan: 1 boots, 5 runs, about "), text)
 
 
 def fio_sections(path):
@@ -425,13 +589,59 @@ class JobFiles(unittest.TestCase):
         self.assertGreater(n, 0)
 
 
+class AppStart(unittest.TestCase):
+    """tools/guest/appstart.py: the real program's partition and command."""
+
+    def test_partition_table(self):
+        import struct
+        for block in (512, 4096):
+            m = appstart.mbr(3 << 30, 256 << 20, block)
+            self.assertEqual(len(m), 512)
+            self.assertEqual(m[510:], b"\x55\xaa")
+            self.assertEqual(m[450], 0x83)
+            # in the disk's logical blocks (QEMU's UFS disk has 4 KiB ones)
+            self.assertEqual(struct.unpack("<II", m[454:462]),
+                             ((3 << 30) // block, (256 << 20) // block))
+        for bad in ((3 << 30, 1000, 4096), (0, 4096, 512), ((1 << 42), 512, 512)):
+            with self.assertRaises(appstart.AppError, msg=bad):
+                appstart.mbr(*bad)
+        self.assertEqual(appstart.partition_name("mmcblk0"), "mmcblk0p1")
+        self.assertEqual(appstart.partition_name("sda"), "sda1")
+
+    def test_command(self):
+        cmd, env = appstart.command("/tmp/m", ["json", "email.parser"])
+        self.assertEqual(cmd[:4], ["/tmp/m/lib/ld.so", "--library-path", "/tmp/m/lib",
+                                   "/tmp/m/bin/python3"])
+        self.assertEqual(cmd[-1], "import json, email.parser")
+        self.assertEqual(env["PYTHONHOME"], "/tmp/m")
+        # nothing read from outside the copy
+        self.assertTrue(env["OPENSSL_CONF"].startswith("/tmp/m/"))
+        self.assertEqual((env["LC_ALL"], env["PYTHONCOERCECLOCALE"]), ("C", "0"))
+        for bad in (["json;import os"], ["os.system('x')"], []):
+            with self.assertRaises(appstart.AppError, msg=bad):
+                appstart.command("/tmp/m", bad)
+        text = appstart.shell_command("/tmp/m m", list(benchplan.APP_MODULES))
+        out = subprocess.run(["bash", "-c", text + 'printf "%s|" "${APP_CMD[@]}"; '
+                              'echo; printf "%s|" "${APP_ENV[@]}"'],
+                             capture_output=True, text=True, check=True).stdout
+        argv, envs = out.splitlines()
+        self.assertEqual(argv.split("|")[3], "/tmp/m m/bin/python3")
+        self.assertIn("PYTHONHOME=/tmp/m m|", envs)
+        r = subprocess.run([sys.executable, os.path.join(TOP, "tools", "guest",
+                                                         "appstart.py"),
+                            "command", "/m", "json,1bad"], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("module '1bad': not a module name", r.stderr)
+
+
 class GuestReading(unittest.TestCase):
     """benchrun.py gives bash the runs of one boot, in the plan's order."""
 
     def test_shell_round_trip(self):
         p = plan(BENCH_CARDS="paper", BENCH_EXPERIMENTS="headline responsiveness",
                  BENCH_SCHEDS="mq-deadline fwdsched", BENCH_ROUNDS="2",
-                 BENCH_VARIANTS="fwdsched:fair_slack=0")
+                 BENCH_VARIANTS="fwdsched:fair_slack=0", BENCH_FULL="1")
         b = p["boots"][0]
         text = benchrun.shell(p, b["id"])
         script = text + ('for i in $(seq 1 "$B_N"); do printf "%s|%s|%s|%s|%s|%s|%s\\n" '
@@ -451,6 +661,31 @@ class GuestReading(unittest.TestCase):
         self.assertEqual({r[5] for r in rows if r[4] == "--section=writer"},
                          {str(16 << 20)})
         self.assertEqual(rows[-1][6], "0")
+        # the real program: its file system once a boot, a limit per run
+        script = text + ('echo "$B_TRANSPORT|$B_APPSTART|$B_APPSIZE|$B_APPMODS"; '
+                         'for i in $(seq 1 "$B_N"); do echo "${R_KIND[$i]}|'
+                         '${R_APPLIMIT[$i]}"; done')
+        out = subprocess.run(["bash", "-c", script], capture_output=True,
+                             text=True, check=True).stdout.splitlines()
+        self.assertEqual(out[0], "sd|%d|%d|%s" % (benchplan.APP_FS_START,
+                                                  benchplan.APP_FS_SIZE,
+                                                  ",".join(benchplan.APP_MODULES)))
+        self.assertEqual(set(out[1:]), {"fio|",
+                                        "startup|%d" % benchplan.APP_LIMIT_S["sd"]})
+
+    def test_ufs_disk_is_the_guests(self):
+        p = plan(BENCH_CARDS="paper,transport=ufs", BENCH_EXPERIMENTS="headline",
+                 BENCH_ROUNDS="1", BENCH_SCHEDS="mq-deadline")
+        b = p["boots"][0]
+        self.assertEqual(b["id"], "6.12-paper-ufs")
+        with self.assertRaises(benchrun.PlanError) as cm:
+            benchrun.shell(p, b["id"])
+        self.assertIn("FWD_UFS_DISK", str(cm.exception))
+        text = benchrun.shell(p, b["id"], "sdb")
+        out = subprocess.run(["bash", "-c", text + 'echo "$B_DISKS|$B_TRANSPORT|'
+                              '${R_DISK[1]}|$B_APPSTART"'], capture_output=True,
+                             text=True, check=True).stdout
+        self.assertEqual(out, "card:sdb:ufs|ufs|sdb|\n")
 
     def test_unknown_boot_and_bad_words_refused(self):
         p = plan(BENCH_CARDS="paper", BENCH_EXPERIMENTS="headline",

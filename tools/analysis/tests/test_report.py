@@ -16,6 +16,8 @@ HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "testdata"))
 
+import frontier  # noqa: E402
+import benchplan  # noqa: E402
 import fwdlib  # noqa: E402
 import mkbench  # noqa: E402
 import publish  # noqa: E402
@@ -98,14 +100,6 @@ class Report(unittest.TestCase):
                       "values, coverage 75.0 %", self.md)
 
     def test_two_processes(self):
-        # same region: sync 95, 92, 91 of a share of min(100, total / 2)
-        self.target("twoproc-share", "paper / same", "met", 0.92, 0.91, 0.95)
-        self.target("twoproc-share", "symmetric / apart", "missed", 0.65, 0.6, 0.7)
-        # totals 385, 382, 390 against 400
-        self.target("twoproc-total", "paper / same", "met", 385 / 400, 382 / 400,
-                    390 / 400)
-        self.target("twoproc-total", "paper / apart", "missed", 365 / 400, 0.9,
-                    370 / 400)
         # mq-deadline: sync 20, deep 380; shares 100 and 300
         j = self.vals("6.12-paper", "twoproc", "same", "mq-deadline", "jain_raw")
         self.assertAlmostEqual(j[1], 400 ** 2 / (2 * (20 ** 2 + 380 ** 2)))
@@ -114,41 +108,177 @@ class Report(unittest.TestCase):
                                (2 * (0.2 ** 2 + (380 / 300) ** 2)))
         self.assertEqual(self.vals("6.12-paper", "twoproc", "apart", "fwdsched",
                                    "sync_alone"), {1: 100, 2: 100, 3: 100})
-        self.assertNotIn(("twoproc-share", "paper"), self.t)
+        # same region: sync 95, 92, 91 of a share of min(100, total / 2)
+        self.assertEqual(self.vals("6.12-paper", "twoproc", "same", "fwdsched",
+                                   "sync_share_fraction"), {1: 0.95, 2: 0.92, 3: 0.91})
         # the sync reader's think time, matched to fio's job by its count
         self.assertEqual(self.vals("6.12-paper", "twoproc", "same", "fwdsched",
                                    "sync_think_us"), {1: 1500, 2: 900, 3: 1200})
         self.assertNotIn("sync_think_us",
                          self.s["boots"]["6.12-paper"]["twoproc"]["same|mq-deadline"])
-        # its latency: 2000 us beside the deep reader, 1000 us alone
-        for arm in ("fwdsched", "mq-deadline"):
-            self.assertEqual(self.vals("6.12-paper", "twoproc", "same", arm,
-                                       "sync_wait_x_alone"), {1: 2.0, 2: 2.0, 3: 2.0})
+
+    def test_wait_ratio(self):
+        # its latency beside the deep reader over 1000 us alone: fwdsched
+        # 1300, 1400, 1600 us on paper, 1200, 1300, 1400 on symmetric;
+        # mq-deadline 2000
+        self.assertEqual(self.vals("6.12-paper", "twoproc", "same", "mq-deadline",
+                                   "sync_wait_x_alone"), {1: 2.0, 2: 2.0, 3: 2.0})
+        self.assertEqual(self.vals("6.12-paper", "twoproc", "same", "fwdsched",
+                                   "sync_wait_x_alone"), {1: 1.3, 2: 1.4, 3: 1.6})
+        self.target("twoproc-wait", "paper / same", "unresolved", 1.4, 1.3, 1.6)
+        self.target("twoproc-wait", "symmetric / same", "met", 1.3, 1.2, 1.4)
+        # the same region only
+        self.assertNotIn(("twoproc-wait", "paper / apart"), self.t)
+        self.assertIn("| fwdsched | 92 | 100 | 1200 | 1.40 [1.30, 1.60] |", self.md)
+
+    def test_frontier(self):
+        # the frontier's shape, from the sync reader alone: a cycle of
+        # 10000 us (100 IOPS) minus its latency of 1000 us; the latency
+        # minus its 600 us of modelled service time
+        for var in ("same", "apart"):
+            for metric, v in (("frontier_think_us", 9000), ("frontier_emu_us", 400)):
+                self.assertEqual(self.vals("6.12-paper", "twoproc", var, "fwdsched",
+                                           metric), {1: v, 2: v, 3: v})
+        params = frontier.card_params("paper")
+        # device IOPS: 100 commands in 0.1 s of modelled time
+        for var, shares in (("same", (0.95, 0.92, 0.91)),
+                            ("apart", (60 / 100, 65 / 100, 1.5))):
+            shape = frontier.make_shape(var, 9000, 400)
+            fair = frontier.frontier(params, shape)["fair_share"]
+            want = {k + 1: frontier.frontier_iops(params, shape, min(x, fair))
+                    for k, x in enumerate(shares)}
+            self.assertEqual(self.vals("6.12-paper", "twoproc", var, "fwdsched",
+                                       "frontier_share"),
+                             {k + 1: min(x, fair) for k, x in enumerate(shares)})
+            got = self.vals("6.12-paper", "twoproc", var, "fwdsched", "frontier_iops")
+            self.assertEqual(got.keys(), want.keys())
+            for k in want:
+                self.assertAlmostEqual(got[k], want[k], places=6)
+            frac = self.vals("6.12-paper", "twoproc", var, "fwdsched",
+                             "frontier_fraction")
+            for k in want:
+                self.assertAlmostEqual(frac[k], 1000 / want[k], places=9)
+        # a share above 1 (round 3 apart: 150 against half of 300) is
+        # judged at the largest share that leaves the deep reader its
+        # own, where the frontier is higher
+        shape = frontier.make_shape("apart", 9000, 400)
+        fair = frontier.frontier(params, shape)["fair_share"]
+        self.assertLess(fair, 1.5)
+        self.assertGreater(frontier.frontier_iops(params, shape, fair),
+                           frontier.frontier_iops(params, shape, 1.5))
+        # the target: every round's fraction below 0.9 here
+        fr = sorted(self.vals("6.12-paper", "twoproc", "same", "fwdsched",
+                              "frontier_fraction").values())
+        self.assertLess(fr[-1], 0.9)
+        self.target("twoproc-frontier", "paper / same", "missed", fr[1], fr[0], fr[2])
+        self.assertIn("the reader thinking 9000 µs between reads and the host "
+                      "costing 400 µs a command", self.md)
+
+    def test_device_time_by_process(self):
+        # round 1 is traced: fwdsched, same region, paper: 1450 deep reads
+        # at sectors 0, 8, 16, ..., the first 475 each followed by a sync
+        # read 2 GiB up.  Sync reads: forward jumps of 4194296 sectors,
+        # 100 + 150 * reach + 100 us each; deep reads after a sync read:
+        # backward by 4194304 sectors, 100 + 1200 * reach + 100; the
+        # other deep reads continue the one before (100 us), the first is
+        # charged its transfer only (100 us)
+        reach = lambda d: d / (d + 8192)
+        sync = 200 + 150 * reach(4194296)
+        deep = (100 + 475 * (200 + 1200 * reach(4194304)) + (1450 - 1 - 475) * 100) / 1450
+        v = lambda m: self.vals("6.12-paper", "twoproc", "same", "fwdsched", m)
+        self.assertEqual(list(v("sync_device_us")), [1])
+        self.assertAlmostEqual(v("sync_device_us")[1], sync, places=6)
+        self.assertAlmostEqual(v("deep_device_us")[1], deep, places=6)
+        self.assertAlmostEqual(v("sync_device_share")[1],
+                               475 * sync / (475 * sync + 1450 * deep), places=9)
+        # against the card's counters: 100 commands of 1000 us
+        self.assertAlmostEqual(v("traced_x_card")[1],
+                               (475 * sync + 1450 * deep) / 100000, places=9)
+        self.assertIn("Device time by process, on the traced rounds only", self.md)
+        self.assertIn("| fwdsched | 1 | 95 | %.0f | 290 | %.0f | %.3f |" % (
+            sync, deep, 475 * sync / (475 * sync + 1450 * deep)), self.md)
 
     def test_responsiveness(self):
-        # start-up 2.6, 2.8, 3.2 s against 2 s idle: 1.3, 1.4, 1.6
+        # the synthetic start-up's slow-down: idle reads/s over reads/s in
+        # the window; never censored
         self.target("startup-idle", "paper / writer", "unresolved", 1.4, 1.3, 1.6)
         self.target("startup-idle", "paper / reader", "met", 1.25, 1.2, 1.3)
-        # both: 2.0, 2.1 and a start-up stopped at its 15 s limit (7.5x
-        # idle at least)
         self.target("startup-idle", "paper / both", "missed", 2.1, 2.0, 7.5)
-        self.assertEqual(self.t[("startup-idle", "paper / both")]["censored"], 1)
-        self.assertIn("| both | none | ≥ 15.00 (3 at the limit) | 7.50 [7.50, 7.50] |",
+        self.assertEqual(self.t[("startup-idle", "paper / both")]["censored"], 0)
+        self.assertEqual(self.vals("6.12-paper", "responsiveness", "writer",
+                                   "fwdsched", "fg_iops")[1], 80 / 1.3)
+        self.assertIn("| both | mq-deadline | 11.4 | 7.00 [7.00, 7.00] | 200000 | ",
                       self.md)
+        # the experiment keeps mq-deadline, bfq and fwdsched: no none
+        self.assertNotIn("| both | none |", self.md)
         # no bfq in this run
         self.assertIsNone(self.t[("startup-bfq", "paper / writer")]["verdict"])
-        # the writer: 1.9, 1.85, 2.0 MiB/s in a 5 s window against 2.0
-        # MiB/s in mq-deadline's 10 s window (its foreground took 10 s)
+        self.assertIsNone(self.t[("app-startup-bfq", "paper / writer")]["verdict"])
+        # the writer: 1.9, 1.85, 2.0 MiB/s against 2.0 MiB/s in
+        # mq-deadline's window (5 s and its program's limit)
         w = self.vals("6.12-paper", "responsiveness", "writer", "fwdsched",
                       "bg_write_bps")
-        self.assertAlmostEqual(w[2], 1.85 * 2 ** 20)
+        self.assertAlmostEqual(w[2] / 2 ** 20, 1.85, places=3)
         self.target("startup-bg-write", "paper / writer", "met", 0.95, 0.925, 1.0)
-        # reads: 240, 250, 260 against 300 (the 200 foreground reads out)
+        # reads: 240, 250, 260 against 300 (the foreground's and the
+        # program's reads out)
         self.target("startup-bg-read", "paper / reader", "missed", 250 / 300,
                     0.8, 260 / 300)
         # why (round 1 is traced): 2 foreground reads, waits 900 and 400 us
         self.assertIn("| writer | fwdsched | 2 | 0.7 | 0.3 | 1.0 | 0.5 | 50 |",
                       self.md)
+
+    def test_real_program(self):
+        # fwdsched idle 2.0, 2.0, 2.5 s; beside the writer 3.0, 3.2, 2.8:
+        # 1.5, 1.6, 1.12
+        x = self.vals("6.12-paper", "responsiveness", "writer", "fwdsched",
+                      "app_x_idle")
+        self.assertEqual({k: round(v, 3) for k, v in x.items()},
+                         {1: 1.5, 2: 1.6, 3: 1.12})
+        self.target("app-startup-idle", "paper / writer", "unresolved", 1.5, 1.12, 1.6)
+        # the reader: 1.3, 1.5, 0.96: met (the interval's top is the bound)
+        self.target("app-startup-idle", "paper / reader", "met", 1.3, 0.96, 1.5)
+        # both: 2.0, 2.2 and a start stopped at its limit (limit / 2.5 s,
+        # its idle start-up, at least)
+        lim = benchplan.APP_LIMIT_S["sd"]
+        self.target("app-startup-idle", "paper / both", "missed", 2.2, 2.0, lim / 2.5)
+        self.assertEqual(self.t[("app-startup-idle", "paper / both")]["censored"], 1)
+        self.assertIn("| both | mq-deadline | 11.4 | 7.00 [7.00, 7.00] | 200000 | "
+                      "≥ %.2f (3 at the limit) | %.2f [%.2f, %.2f] | 300 |" %
+                      (lim, lim / 2, lim / 2, lim / 2), self.md)
+        self.assertIn("importing %d modules (argparse, json, " %
+                      len(benchplan.APP_MODULES), self.md)
+        self.assertIn("stopped at %d s" % lim, self.md)
+        # the limit against the idle start-ups: limit / 2.5 at the least
+        self.assertIn("The limit was at least %.0f× the idle start-up in every "
+                      "round." % (lim / 2.5), self.md)
+        # a failed start is noted, not counted
+        with self.assertRaises(ValueError):
+            report.app_record({"status": "failed", "error": "boom"})
+        a = report.app_record({"status": "limit", "limit_s": 90, "elapsed_s": 90.02,
+                               "diskstats_start": mkbench.diskstats("p1", 1, 8, 0, 0),
+                               "diskstats_end": mkbench.diskstats("p1", 41, 648, 0, 0)})
+        self.assertEqual((a["app_s"], a["app_capped"], a["app_reads"],
+                          a["app_read_bytes"]), (90, True, 40, 640 * 512))
+
+    def test_plan_kind_and_transport(self):
+        self.assertIn("- the full matrix (make bench FULL=1); kernels 6.12; ", self.md)
+        self.assertIn("## kernel 6.12, flash card `paper` (SD card)", self.md)
+        rep = object.__new__(report.Report)
+        self.assertEqual(report.card_name({"spec": "paper,back_us=9,transport=ufs"}),
+                         "paper,back_us=9")
+        self.assertEqual(report.plan_text({"plan": "default"}),
+                         "the default plan (make bench); ")
+        self.assertEqual(report.plan_text({}), "")   # planned before FULL
+        self.assertEqual(rep.boot_title({"kernel": "6.12", "device": {
+            "kind": "flashcard", "spec": "paper,transport=ufs", "transport": "ufs"}}),
+            "kernel 6.12, flash card `paper` (UFS)")
+        # what the guest found, on UFS: 31 tags, one hardware queue
+        self.assertEqual(report.disk_text("sda", {
+            "kind": "ufs", "hw_queues": 1, "tags": 31, "nr_requests": 62,
+            "max_sectors_kb": 1024, "scheduler": "mq-deadline"}),
+            "sda (ufs): 1 hardware queue, 31 tags, nr_requests 62, requests up "
+            "to 1024 KiB, default scheduler mq-deadline")
 
     def test_deep_device_and_cpu(self):
         # kept 0.87, 0.89, 0.9 against mq-deadline's 0.9
@@ -254,7 +384,9 @@ class Report(unittest.TestCase):
         with open(bm) as f:
             text = f.read()
         self.assertTrue(text.startswith("# Benchmark results\n"))
-        self.assertIn("## 2026-11-24 — 6.12 (run `run1`)", text)
+        self.assertIn("## 2026-11-24 — 6.12, full matrix (run `run1`)", text)
+        self.assertEqual(publish._plan_kind({"plan": "full"}), ", full matrix")
+        self.assertEqual(publish._plan_kind({}), "")   # planned before FULL
         self.assertIn("- commit: `0123456789ab`\n", text)
         self.assertIn("- command: `BENCH_KVERS=6.12 BENCH_CARDS='paper symmetric' ", text)
         self.assertIn("duration: 21 min", text)
@@ -325,7 +457,7 @@ class Parsers(unittest.TestCase):
                                  "diskstats_start": mkbench.diskstats("x", 0, 0, 0, 0),
                                  "diskstats_end": mkbench.diskstats("x", 600, 4800,
                                                                     9, 8192)},
-                                200, 16384)
+                                200, 200 * 16384)
         self.assertEqual((r["bg_write_bps"], r["bg_read_iops"], r["window_s"]),
                          (8192 * 512 / 4, 100, 4))
         self.assertFalse(r["fg_outlasted_window"])
