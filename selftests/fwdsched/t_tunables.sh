@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# devices: mmc nullb ufs
+# devices: mmc ufs
 #
 # Every tunable reads its default, accepts values at both ends of its
 # range, and refuses each kind of bad input with EINVAL, keeping its
