@@ -560,6 +560,17 @@ def _find(recs, *prefs):
     return None
 
 
+def _front_merge(table, e):
+    """A front merge (F event e): the waiting request that starts where
+    the bio ends now starts at the bio, and is found under its new
+    sector."""
+    old = _pop(table, (e.dev, e.direction, e.sector + e.blocks))
+    if old is not None:
+        old["sector"] = e.sector
+        old["blocks"] += e.blocks
+        _push(table, (e.dev, e.direction, e.sector), old)
+
+
 def _pop(table, key, *prefs):
     """Takes the record under @key that _find() picks, or None."""
     recs = table.get(key)
@@ -601,11 +612,7 @@ def waits(events):
                                      blocks=e.blocks, dir=e.direction,
                                      rwbs=e.rwbs, passes={}, run={}))
         elif e.action == "F":
-            old = _pop(waiting, (e.dev, e.direction, e.sector + e.blocks))
-            if old is not None:
-                old["sector"] = e.sector
-                old["blocks"] += e.blocks
-                _push(waiting, key, old)
+            _front_merge(waiting, e)
         elif e.action == "M":
             # a back merge: the bio joins the request that ends where it starts
             for w in _each(waiting):
@@ -650,11 +657,7 @@ def dispatch_owners(events):
             _push(waiting, key, dict(owner=e.pid, sector=e.sector,
                                      blocks=e.blocks, dir=e.direction))
         elif e.action == "F":
-            old = _pop(waiting, (e.dev, e.direction, e.sector + e.blocks))
-            if old is not None:
-                old["sector"] = e.sector
-                old["blocks"] += e.blocks
-                _push(waiting, key, old)
+            _front_merge(waiting, e)
         elif e.action == "M":
             if start == "Q":
                 _pop(waiting, key)
