@@ -503,7 +503,7 @@ def jain(xs, scale=None):
     """Jain's fairness index of xs; None for no values or all zero.
 
     With an integer scale, floor(scale * J) computed in integers from
-    integer xs, as fwdsched's debugfs "fairness" file gives it.
+    integer xs, as tools/fwdtop gives it.
     """
     xs = list(xs) if scale else [float(x) for x in xs]
     for x in xs:
