@@ -58,6 +58,17 @@ static inline unsigned int fwd_shallow_depth(struct blk_mq_alloc_data *data,
 #endif
 }
 
+/*
+ * From 7.0 the async depth is the queue's own (queue/async_depth); before,
+ * the scheduler keeps it, FWD_ASYNC_PERCENT of nr_requests by default.
+ */
+#ifdef FWD_HAVE_Q_ASYNC_DEPTH
+#define fwd_async_depth(fwd)	(&(fwd)->q->async_depth)
+#else
+#define fwd_async_depth(fwd)	(&(fwd)->async_depth)
+#define FWD_ASYNC_PERCENT	75UL
+#endif
+
 /* Linux 6.13 replaced hrtimer_init() by hrtimer_setup(). */
 #ifndef FWD_HAVE_HRTIMER_SETUP
 static inline void hrtimer_setup(struct hrtimer *timer,

@@ -20,9 +20,12 @@
 #   diskstats-before.txt, diskstats-after.txt   the disk's /proc/diskstats
 #   blk.txt                blkparse text (tools/lib/guest.sh blktrace_*)
 #   mmc-history.txt        the MMC history, when mmc_history.ko is built
-#   debugfs-stats.txt, debugfs-procs.txt, debugfs-fairness.txt
+#   debugfs-stats.txt, debugfs-procs.txt
 #                          fwdsched's debugfs, when the scheduler is fwdsched
 #                          and the files exist
+#   fairness.txt           Jain's index over the processes of
+#                          debugfs-procs.txt (tools/fwdtop --once); over
+#                          threads add --blktrace blk.txt, on the host
 #
 # and <results dir>/boots/<boot id>/guest.json (kernel, fio, the card's
 # transport, and per disk its queue as the guest found it: hardware
@@ -286,9 +289,14 @@ run_one() {
 		fi
 		sd=$(schedfs "$disk")
 		if [[ $rec == *" debugfs "* ]] && [ "$sched" = fwdsched ]; then
-			for name in stats procs fairness; do
+			for name in stats procs; do
 				[ ! -e "$sd/$name" ] || cat "$sd/$name" > "$dir/debugfs-$name.txt"
 			done
+			if [ -e "$dir/debugfs-procs.txt" ]; then
+				"$FWD_PY" "$FWD_ROOT/tools/fwdtop" --once \
+					--procs "$dir/debugfs-procs.txt" > "$dir/fairness.txt" ||
+					echo "[bench] $id: tools/fwdtop failed on debugfs-procs.txt"
+			fi
 		fi
 		if [[ $rec == *" mmc_history "* ]] && [ -n "$hist" ] && [ -e "$hist/mmc0" ]; then
 			cat "$hist/mmc0" > "$dir/mmc-history.txt"

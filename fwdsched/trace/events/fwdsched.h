@@ -22,28 +22,20 @@ enum fwd_decision {
 	FWD_DECIDE_SWEEP,
 	FWD_DECIDE_WRAP,
 	FWD_DECIDE_EXPIRED,
-#ifndef FWD_NO_AGING
 	FWD_DECIDE_AGED,
-#endif
 	FWD_DECIDE_HEAD,
-#ifndef FWD_NO_FAIRNESS
 	FWD_DECIDE_FAIR_SKIP,
 	FWD_DECIDE_DETOUR,
 	FWD_DECIDE_FAIR_SWITCH,
 	FWD_DECIDE_FAIR_IDLE,
-#endif
 };
 
-#ifndef FWD_NO_HOLDS
 /* Why nothing was dispatched although requests were waiting. */
 enum fwd_hold_reason {
 	FWD_HOLD_DEPTH,
 	FWD_HOLD_FAIR,
-#ifndef FWD_NO_ANTICIPATION
 	FWD_HOLD_ANTIC,
-#endif
 };
-#endif
 #endif
 
 TRACE_DEFINE_ENUM(FWD_DECIDE_WRAP);
