@@ -18,7 +18,8 @@
 #   make cluster          paper 001's cluster of flash nodes (NBD, dm-linear,
 #                         a shaped link) on 6.12, with its report
 #   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
-#   make lint             checkpatch --strict, W=1 and sparse on all kernels
+#   make lint             checkpatch --strict, W=1 and sparse on all kernels;
+#                         W=1 for arm64 and arm (tools/setup/build-cross)
 #   make patches          regenerate patches/ from the sources
 #   make install          build for the running kernel (or KVER=<release>)
 #                         and install into its updates/; UDEV=1 adds the
