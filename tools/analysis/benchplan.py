@@ -63,7 +63,7 @@ Plan (plan.json), format 1:
 
   A run: id (unique in the plan), seq (its place in the boot), experiment,
   variant (None or the experiment's variant: "same"/"apart", "idle"/
-  "writer"/..., a job of a family), round (1..), role ("arm": an arm under
+  "writer"/..., "r16"/"1proc"/"8proc", a job of a family), round (1..), role ("arm": an arm under
   comparison; "alone": one process of a multi-process job alone, for its
   demand), arm (the arm's id, or None for an alone run that belongs to no
   arm), process (the fio section an alone run keeps), scheduler, tunables,
@@ -213,6 +213,10 @@ TRACED_ROUNDS = (1,)
 # rounds: None follows BENCH_ROUNDS, a number fixes it (illustrations of
 # the papers' figures, not comparisons judged by a target).  schedulers,
 # if given, keeps the arms of those schedulers only (of BENCH_SCHEDS).
+# variants: {variant: job}, each run under every arm in every round (the
+# arms rotated within each variant); the report shows them side by side
+# (medians), or with ratios=True each as the headline (ratios to the
+# baseline with intervals, titled by variant_titles).
 EXPERIMENTS = {
     "headline": dict(
         title="16 × 4 KiB random reads in 128 MiB (paper Fig 3, block layer)",
@@ -282,10 +286,27 @@ EXPERIMENTS = {
         job="async-vs-sync-2proc", processes={"deep": "async", "sync": "sync"},
         record=["fio", "diskstats", "debugfs"]),
     "nullb-cpu": dict(
-        title="16 × 4 KiB random reads on null_blk without latency "
-              "(the schedulers' CPU cost)",
+        title="4 KiB random reads on null_blk without latency (the "
+              "schedulers' CPU cost)",
         device="null_blk", disk="cpu", rounds=None, plans=("full",),
-        job="fig3-r16-4k-direct-128m", record=["fio", "diskstats", "debugfs"]),
+        # three loads, each under every arm in every round: the headline
+        # job (16 threads, one read each in flight), then many reads in
+        # flight from one process and from eight (issue: fwdsched's IOPS
+        # >= mq-deadline's for both)
+        variants={"r16": "fig3-r16-4k-direct-128m",
+                  "1proc": "cpu-1proc-qd32",
+                  "8proc": "cpu-8proc-qd8"},
+        variant_titles={
+            "r16": "one process of 16 threads, one read each in flight "
+                   "(psync; the headline job)",
+            "1proc": "one process of 2 threads, 16 reads each in flight "
+                     "(libaio; 32 in all)",
+            "8proc": "8 processes, 8 reads each in flight (libaio; 64 in "
+                     "all)"},
+        # the report compares the variants' arms as the headline's (IOPS
+        # and the ratio to the baseline, per variant), not side by side
+        ratios=True,
+        record=["fio", "diskstats", "debugfs"]),
 }
 
 OBSOLETE = {

@@ -17,7 +17,9 @@ RESULTS_DIR is one run of tools/bench, results/<timestamp>/:
                 diskstats-before.txt, diskstats-after.txt
                 blk.txt            blkparse text (fwdlib.BLKPARSE_FMT)
                 mmc-history.txt    the MMC history
-                debugfs-stats.txt, debugfs-procs.txt, debugfs-fairness.txt
+                debugfs-stats.txt, debugfs-procs.txt
+                fairness.txt       Jain's index over debugfs-procs.txt
+                                   (tools/fwdtop --once)
 
 Every number comes from the plan's fields and the records of the run ids
 it names; no directory or run name is parsed.  Targets come from
@@ -50,7 +52,7 @@ SIGNS = costmodel.SIGNS
 FIG4_POINTS = 300        # a short window, so that sweeps show as saw teeth
 
 METRICS = {
-    # headline, nullb-cpu and the papers' figures
+    # headline, nullb-cpu (each variant) and the papers' figures
     "iops": "wall-clock IOPS (fio, all processes)",
     "device_iops": "modelled device IOPS: model commands ÷ modelled busy "
                    "time of the run (flash card)",
@@ -812,11 +814,16 @@ class Report:
         return [cell, bs.fmt_ratio(self.iv(bid, exp, var, arm, metric, self.base))]
 
     def headline(self, bid, exp):
+        """The headline's table, and that of each variant of an experiment
+        with ratios=True (nullb-cpu): IOPS and the ratio to the baseline
+        per arm, with its interval."""
         card = self.on_card(bid)
-        md = ["### %s" % self.plan["experiments"][exp]["title"], ""]
+        e = self.plan["experiments"][exp]
+        md = ["### %s" % e["title"], ""]
         for var in self.variants(bid, exp):
             if var is not None:
-                md += ["#### %s" % var, ""]
+                title = (e.get("variant_titles") or {}).get(var)
+                md += ["#### %s" % ("%s: %s" % (var, title) if title else var), ""]
             arms = self.arms_in(bid, exp, var)
             rows = []
             for a in arms:
@@ -835,6 +842,8 @@ class Report:
                          "svc back µs", "fwd fraction"]
             head.append("p99 µs")
             md += table(head, rows) + [""]
+            if var is not None:
+                md += self.plot_bars(bid, exp, var)
         if card:
             md += ["Device IOPS is the flash card's modelled device IOPS (model commands "
                    "÷ modelled busy time, service times by the sign of the delta: "
@@ -1104,6 +1113,19 @@ class Report:
         import matplotlib.pyplot as plt
         return plt
 
+    def plot_bars(self, bid, exp, var):
+        """The bars of one variant of an experiment with ratios=True."""
+        if not self.plots:
+            return []
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", "%s_%s_%s_iops.png" % (bid, exp, var))
+        try:
+            if self.bars(os.path.join(self.plot_dir, name), bid, exp, var):
+                return ["![IOPS per arm, median and interval over rounds (%s)](plots/%s)"
+                        % (var, name), ""]
+        except Exception as e:  # a bad plot must not lose the report
+            self.notes.append("%s/%s/%s: plots: %s" % (bid, exp, var, e))
+        return []
+
     def plot_headline(self, bid, exp):
         if not self.plots:
             return []
@@ -1138,17 +1160,17 @@ class Report:
             self.notes.append("%s/%s: plots: %s" % (bid, exp, e))
         return out
 
-    def bars(self, path, bid, exp):
-        arms = self.arms_in(bid, exp, None)
+    def bars(self, path, bid, exp, var=None):
+        arms = self.arms_in(bid, exp, var)
         if not arms:
             return False
         plt = self._plt()
         metrics = [m for m in ("iops", "device_iops")
-                   if any(self.series(bid, exp, None, a, m) for a in arms)]
+                   if any(self.series(bid, exp, var, a, m) for a in arms)]
         fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6),
                                  squeeze=False)
         for ax, mtr in zip(axes[0], metrics):
-            ivs = [self.iv(bid, exp, None, a, mtr) for a in arms]
+            ivs = [self.iv(bid, exp, var, a, mtr) for a in arms]
             meds = [iv["median"] or 0 for iv in ivs]
             err = [[(iv["median"] or 0) - (iv["lo"] or 0) for iv in ivs],
                    [(iv["hi"] or 0) - (iv["median"] or 0) for iv in ivs]]
@@ -1157,7 +1179,9 @@ class Report:
             ax.set_xticklabels(arms, rotation=20, fontsize="small")
             ax.set_ylabel({"iops": "wall-clock IOPS",
                            "device_iops": "modelled device IOPS"}[mtr])
-        fig.suptitle("%s: %s" % (self.boot_title(self.boot(bid)), exp), fontsize="small")
+        fig.suptitle("%s: %s%s" % (self.boot_title(self.boot(bid)), exp,
+                                   "" if var is None else " / %s" % var),
+                     fontsize="small")
         fig.tight_layout()
         fig.savefig(path, dpi=90)
         plt.close(fig)
@@ -1246,7 +1270,8 @@ class Report:
                     self.twoproc(b["id"], e)
                 elif e == "responsiveness":
                     self.responsiveness(b["id"], e)
-                elif len(self.variants(b["id"], e)) > 1:
+                elif len(self.variants(b["id"], e)) > 1 and \
+                        not self.plan["experiments"].get(e, {}).get("ratios"):
                     self.family(b["id"], e)
                 else:
                     self.headline(b["id"], e)

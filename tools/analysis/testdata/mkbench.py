@@ -96,8 +96,19 @@ DEEP_TOGETHER = {"mq-deadline": [(900, 24300)] * 3,
                  "fwdsched": [(950, 23490), (940, 24475), (960, 23850)],
                  "none": [(800, 26000)] * 3}
 DEEP_SYNC_ALONE = 1000
-CPU_IOPS = {"mq-deadline": [50000, 52000, 51000],
-            "fwdsched": [49000, 52520, 50490], "none": [60000, 62400, 61200]}
+# null_blk without latency, per variant: (fio's job name, IOPS per arm)
+CPU_IOPS = {"r16": ("r16-4k-direct",
+                    {"mq-deadline": [50000, 52000, 51000],
+                     "fwdsched": [49000, 52520, 50490],
+                     "none": [60000, 62400, 61200]}),
+            "1proc": ("cpu-1proc-qd32",
+                      {"mq-deadline": [100000, 100000, 100000],
+                       "fwdsched": [105000, 110000, 102000],
+                       "none": [120000, 120000, 120000]}),
+            "8proc": ("cpu-8proc-qd8",
+                      {"mq-deadline": [200000, 200000, 200000],
+                       "fwdsched": [180000, 190000, 170000],
+                       "none": [240000, 240000, 240000]})}
 
 
 def fio_doc(jobs, runtime_ms=5000):
@@ -298,7 +309,8 @@ def records(run, d):
             s, a = DEEP_TOGETHER[arm][k]
             doc = fio_doc([("async", a, 1200, 3000), ("sync", s, 1050, 2000)])
     elif exp == "nullb-cpu":
-        doc = fio_doc([("r16-4k-direct", CPU_IOPS[arm][k], 300, 900)])
+        job, iops = CPU_IOPS[var]
+        doc = fio_doc([(job, iops[arm][k], 300, 900)])
     write(os.path.join(d, "fio.json"), json.dumps(doc) + "\n")
     if card and "card" in run["record"]:
         for name, c in zip(("card-before.json", "card-after.json"), card):

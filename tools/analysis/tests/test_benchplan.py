@@ -412,6 +412,72 @@ class Plan(unittest.TestCase):
         self.assertIsNone(sync[0]["arm"])
         self.assertEqual({r["disk"] for r in rs}, {"deep"})
 
+    def test_nullb_cpu_variants_every_arm_every_round(self):
+        # three loads, each under every arm in every round, the arms
+        # rotated within each
+        nb = self.p["boots"][3]
+        arms = [a["id"] for a in self.p["arms"]]
+        rs = [r for r in nb["runs"] if r["experiment"] == "nullb-cpu"]
+        jobs = {"r16": "fig3-r16-4k-direct-128m", "1proc": "cpu-1proc-qd32",
+                "8proc": "cpu-8proc-qd8"}
+        self.assertEqual(benchplan.EXPERIMENTS["nullb-cpu"]["variants"], jobs)
+        self.assertEqual(len(rs), 4 * len(jobs) * len(arms))
+        for rnd in range(1, 5):
+            for var, job in jobs.items():
+                mine = [r for r in rs if r["round"] == rnd and r["variant"] == var]
+                self.assertEqual([r["arm"] for r in mine],
+                                 arms[rnd - 1:] + arms[:rnd - 1], (rnd, var))
+                for r in mine:
+                    self.assertEqual((r["role"], r["kind"], r["disk"], r["fio"]["job"],
+                                      r["fio"]["args"]), ("arm", "fio", "cpu", job, []))
+                    self.assertEqual(r["label"], "nullb-cpu %s round %d %s" %
+                                     (var, rnd, r["arm"]))
+        # a round's runs of every variant before the next round's
+        seq = [r["round"] for r in rs]
+        self.assertEqual(seq, sorted(seq))
+        self.assertTrue(self.p["experiments"]["nullb-cpu"]["ratios"])
+
+    def test_nullb_cpu_rounds(self):
+        # at least 6 rounds by default, in the full matrix and alone;
+        # BENCH_ROUNDS overrides
+        def rounds(**env):
+            p = plan(**env)
+            return (p["experiments"]["nullb-cpu"]["rounds"],
+                    {r["round"] for r in all_runs(p) if r["experiment"] == "nullb-cpu"})
+        for env in ({"BENCH_FULL": "1"}, {"BENCH_EXPERIMENTS": "nullb-cpu"},
+                    {"BENCH_FULL": "1", "BENCH_EXPERIMENTS": "nullb-cpu"}):
+            n, seen = rounds(**env)
+            self.assertGreaterEqual(n, 6, env)
+            self.assertEqual(seen, set(range(1, n + 1)), env)
+        self.assertEqual(rounds(BENCH_EXPERIMENTS="nullb-cpu", BENCH_ROUNDS="3"),
+                         (3, {1, 2, 3}))
+        # alone: one null_blk boot, no card; 3 jobs x 4 arms x 6 rounds
+        p = plan(BENCH_EXPERIMENTS="nullb-cpu",
+                 BENCH_SCHEDS="none mq-deadline kyber fwdsched")
+        self.assertEqual([b["id"] for b in p["boots"]], ["6.12-nullb"])
+        self.assertEqual(set(p["boots"][0]["disks"]), {"cpu"})
+        self.assertEqual(len(p["boots"][0]["runs"]), 72)
+        self.assertEqual(p["estimate_s"], benchplan.BOOT_S +
+                         72 * (5 + benchplan.OVERHEAD_S))
+
+    def test_nullb_cpu_jobs_fit_the_disk(self):
+        mib = benchplan.NULLB_DISKS["cpu"]["attrs"]["size"]
+        for job in benchplan.EXPERIMENTS["nullb-cpu"]["variants"].values():
+            self.assertLessEqual(job_end(os.path.join(JOBS, job + ".fio")),
+                                 mib << 20, job)
+        # what each job is: processes, threads and reads in flight
+        for job, procs, threads, depth in (("cpu-1proc-qd32", 1, 2, 16),
+                                           ("cpu-8proc-qd8", 8, 1, 8)):
+            (o,) = fio_sections(os.path.join(JOBS, job + ".fio")).values()
+            n = int(o["numjobs"])
+            self.assertEqual((1 if "thread" in o else n,
+                              n if "thread" in o else 1), (procs, threads), job)
+            self.assertEqual((o["ioengine"], int(o["iodepth"]), o["direct"],
+                              o["bs"], o["rw"]), ("libaio", depth, "1", "4k",
+                                                  "randread"), job)
+            self.assertIn("group_reporting", o)
+            self.assertEqual(size_of(o["size"]), 512 << 20)
+
     def test_default_plan_is_half_an_hour(self):
         # the README's promise for plain make bench: about 30 minutes
         p = plan()

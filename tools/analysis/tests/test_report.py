@@ -286,12 +286,94 @@ class Report(unittest.TestCase):
         k = self.vals("6.12-nullb", "deep-nullb", None, "fwdsched", "deep_kept")
         self.assertAlmostEqual(k[1], 0.87)
         # 0.98, 1.01, 0.99: no difference, unresolved
-        self.target("nullb-cpu", "null_blk", "unresolved", 0.99, 0.98, 1.01)
-        # none's round 3 failed: its ratio pairs two rounds
-        none = self.vals("6.12-nullb", "nullb-cpu", None, "none", "iops")
-        self.assertEqual(sorted(none), [1, 2])
-        self.assertIn("nullb-cpu round 3 none): failed: fio failed: synthetic",
-                      self.md)
+        self.target("nullb-cpu", "null_blk / r16", "unresolved", 0.99, 0.98, 1.01)
+        # none's round 3 failed, in every variant: its ratio pairs two rounds
+        for var in ("r16", "1proc", "8proc"):
+            none = self.vals("6.12-nullb", "nullb-cpu", var, "none", "iops")
+            self.assertEqual(sorted(none), [1, 2], var)
+            self.assertIn("nullb-cpu %s round 3 none): failed: fio failed: "
+                          "synthetic" % var, self.md)
+
+    def test_cpu_variants(self):
+        # one process at 32 in flight: 105000, 110000, 102000 against
+        # 100000: 1.05 [1.02, 1.10], met; eight processes: 180000, 190000,
+        # 170000 against 200000: 0.90 [0.85, 0.95], missed
+        self.target("nullb-cpu-1proc", "null_blk / 1proc", "met", 1.05, 1.02, 1.10)
+        self.target("nullb-cpu-8proc", "null_blk / 8proc", "missed", 0.9, 0.85, 0.95)
+        # each target on its own variant only
+        for tid, var in (("nullb-cpu", "r16"), ("nullb-cpu-1proc", "1proc"),
+                         ("nullb-cpu-8proc", "8proc")):
+            self.assertEqual([w for t, w in self.t if t == tid],
+                             ["null_blk / %s" % var], tid)
+        # every arm of every variant, with its ratio and interval, as the
+        # headline's table (not the family's medians side by side)
+        sec = self.md[self.md.index("### 4 KiB random reads on null_blk"):]
+        sec = sec[:sec.index("\n## ")]
+        heads = [l for l in sec.splitlines() if l.startswith("#### ")]
+        self.assertEqual(heads, [
+            "#### r16: one process of 16 threads, one read each in flight "
+            "(psync; the headline job)",
+            "#### 1proc: one process of 2 threads, 16 reads each in flight "
+            "(libaio; 32 in all)",
+            "#### 8proc: 8 processes, 8 reads each in flight (libaio; 64 in all)"])
+        self.assertIn("| arm | IOPS | × mq-deadline | p99 µs |", sec)
+        for row in ("| mq-deadline | 100000 | 1 | 900 |",
+                    "| fwdsched | 105000 | 1.05 [1.02, 1.10] | 900 |",
+                    "| none | 120000 | 1.20 [1.20, 1.20] | 900 |",
+                    "| fwdsched | 180000 | 0.90 [0.85, 0.95] | 900 |",
+                    "| fwdsched | 50490 | no difference [0.98, 1.01] | 900 |"):
+            self.assertIn(row, sec)
+        self.assertEqual(sec.count("| mq-deadline |"), 3)
+        # summary.json keeps each variant's per-round values
+        self.assertEqual(self.vals("6.12-nullb", "nullb-cpu", "8proc", "fwdsched",
+                                   "iops"), {1: 180000, 2: 190000, 3: 170000})
+
+    def test_cpu_before_variants(self):
+        # a run planned when nullb-cpu ran the headline job alone (variant
+        # None) is still judged by the target of that job
+        tmp = tempfile.mkdtemp()
+        try:
+            root = os.path.join(tmp, "r")
+            shutil.copytree(self.root, root)
+            path = os.path.join(root, "plan.json")
+            with open(path) as f:
+                plan = json.load(f)
+            e = plan["experiments"]["nullb-cpu"]
+            for k in ("variants", "variant_titles", "ratios"):
+                del e[k]
+            e["job"] = "fig3-r16-4k-direct-128m"
+            for b in plan["boots"]:
+                b["runs"] = [r for r in b["runs"] if r["experiment"] != "nullb-cpu"
+                             or r["variant"] == "r16"]
+                for r in b["runs"]:
+                    if r["experiment"] == "nullb-cpu":
+                        r["variant"] = None
+            with open(path, "w") as f:
+                json.dump(plan, f)
+            _, s = report.build(root, plots=False)
+            rows = [r for r in s["targets"] if r["target"].startswith("nullb-cpu")]
+            self.assertEqual([(r["target"], r["where"], r["verdict"]) for r in rows],
+                             [("nullb-cpu", "null_blk", "unresolved")])
+            self.assertAlmostEqual(rows[0]["median"], 0.99, places=4)
+            with open(os.path.join(root, "report.md")) as f:
+                self.assertIn("nullb-cpu-1proc, nullb-cpu-8proc.", f.read())
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_targets_name_what_the_plan_runs(self):
+        # every target's experiment, metric, arm's baseline and variants
+        # exist (a variant of null: runs planned before the experiment had
+        # variants)
+        with open(report.TARGETS) as f:
+            tg = json.load(f)
+        ids = [t["id"] for t in tg["targets"]]
+        self.assertEqual(len(ids), len(set(ids)))
+        for t in tg["targets"]:
+            e = benchplan.EXPERIMENTS[t["experiment"]]
+            self.assertIn(t["metric"], report.METRICS, t["id"])
+            known = set(e.get("variants") or e.get("backgrounds") or [])
+            for v in t.get("variants") or []:
+                self.assertTrue(v in known or v is None, (t["id"], v))
 
     def test_target_table(self):
         begin = self.md.index("<!-- targets:begin -->")
@@ -310,7 +392,10 @@ class Report(unittest.TestCase):
     @unittest.skipUnless(have_matplotlib(), "matplotlib missing")
     def test_plots(self):
         for name in ("6.12-paper_headline_iops.png", "6.12-paper_headline_fig4.png",
-                     "6.12-paper_headline_fig5.png"):
+                     "6.12-paper_headline_fig5.png",
+                     "6.12-nullb_nullb-cpu_r16_iops.png",
+                     "6.12-nullb_nullb-cpu_1proc_iops.png",
+                     "6.12-nullb_nullb-cpu_8proc_iops.png"):
             with open(os.path.join(self.root, "plots", name), "rb") as f:
                 self.assertEqual(f.read(8), PNG, name)
             self.assertIn("(plots/%s)" % name, self.md)
