@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Unit tests of tools/patches/mkpatches: the removal of the statistics
-and tracepoints from the steps before the debugfs one, the markers of
-the source, and the identity both series are signed with (patchid)."""
+"""Unit tests of tools/patches/mkpatches: the in-tree conversion (the
+compat layer resolved for the newest kernel, every replacement matching
+once), where the sources land in the tree, the commit messages, and the
+identity both series are signed with (patchid)."""
+import contextlib
 import importlib.machinery
 import importlib.util
+import io
 import os
 import re
 import shutil
@@ -20,184 +23,132 @@ mk = importlib.util.module_from_spec(_spec)
 _loader.exec_module(mk)
 
 
-def c(text):
-    """Kernel-style code from a test: leading "|" marks the margin."""
-    return "\n".join(ln.split("|", 1)[1] if "|" in ln else ln
-                     for ln in text.strip("\n").split("\n"))
+@contextlib.contextmanager
+def dies(test):
+    """Expects mkpatches to stop (die() exits), its message unprinted."""
+    with test.assertRaises(SystemExit), \
+            contextlib.redirect_stderr(io.StringIO()):
+        yield
 
 
-class Strip(unittest.TestCase):
-    def strip(self, text):
-        return mk.strip_instrumentation(c(text))
+def sample(text):
+    """A source file for intree(), in a temporary directory."""
+    d = tempfile.mkdtemp()
+    path = os.path.join(d, "x.c")
+    with open(path, "w") as f:
+        f.write(text)
+    return d, path
 
-    def test_statement_and_multiline_call(self):
-        out = self.strip("""
-            |{
-            |	a();
-            |	fwd->stats[FWD_STAT_X]++;
-            |	trace_fwdsched_decide(rq, why,
-            |			      pos, 0);
-            |	b();
-            |}""")
-        self.assertEqual(out, c("""
-            |{
-            |	a();
-            |	b();
-            |}"""))
 
-    def test_unbraced_if_goes_with_its_statement(self):
-        out = self.strip("""
-            |{
-            |	if (merged &&
-            |	    x)
-            |		fwd->stats[FWD_STAT_BIO_MERGES]++;
-            |	b();
-            |}""")
-        self.assertEqual(out, c("""
-            |{
-            |	b();
-            |}"""))
+COMPAT = """#include "blk-mq-sched.h"
+/*
+ * Out of tree only (tools/patches/mkpatches drops this comment and the
+ * include): compat.h supplies what older kernels lack.
+ */
+#include "compat.h"
 
-    def test_else_goes_with_its_statement(self):
-        out = self.strip("""
-            |{
-            |	if (p)
-            |		flags |= 1;
-            |	else
-            |		fwd->stats[FWD_STAT_INSERTED]++;
-            |}""")
-        self.assertEqual(out, c("""
-            |{
-            |	if (p)
-            |		flags |= 1;
-            |}"""))
+#include "fwdsched.h"
+"""
 
-    def test_braces_dropped_around_one_statement(self):
-        out = self.strip("""
-            |{
-            |	if (start) {
-            |		fwd->stats[FWD_STAT_DETOURS]++;
-            |		*why = FWD_DECIDE_DETOUR;
-            |	} else if (x) {
-            |		*why = 2;
-            |	} else {
-            |		*why = FWD_DECIDE_WRAP;
-            |	}
-            |}""")
-        self.assertEqual(out, c("""
-            |{
-            |	if (start)
-            |		*why = FWD_DECIDE_DETOUR;
-            |	else if (x)
-            |		*why = 2;
-            |	else
-            |		*why = FWD_DECIDE_WRAP;
-            |}"""))
 
-    def test_braces_kept_around_two_statements(self):
-        src = """
-            |{
-            |	if (a) {
-            |		x();
-            |		y();
-            |	}
-            |}"""
-        out = self.strip(src.replace("x();", "x();\n|\t\tfwd->stats[1]++;"))
-        self.assertEqual(out, c(src))
+class Conversion(unittest.TestCase):
+    """The pieces of the in-tree conversion, on made-up sources."""
 
-    def test_blocks_left_empty_go_too(self):
-        out = self.strip("""
-            |{
-            |	if (READ_ONCE(fwd->hold) == 1) {
-            |		if (over && fwd->antic_proc) {
-            |			fwd->stats[FWD_STAT_ANTIC_HITS]++;
-            |			trace_fwdsched_anticipated(fwd->q, 1,
-            |						   true);
-            |		}
-            |	}
-            |	b();
-            |}""")
-        self.assertEqual(out, c("""
-            |{
-            |	b();
-            |}"""))
+    def test_replace_once_refuses_none_and_two(self):
+        self.assertEqual(mk.replace_once("a b", "b", "c", "t"), "a c")
+        for text in ("a a", "b b"):
+            with dies(self):
+                mk.replace_once(text, "b", "c", "t")
 
-    def test_labels_are_not_blocks(self):
-        out = self.strip("""
-            |{
-            |above:
-            |	if (rq != start) {
-            |		fwd->stats[FWD_STAT_FAIR_SKIPS]++;
-            |		*why = FWD_DECIDE_FAIR_SKIP;
-            |	}
-            |	return rq;
-            |}""")
-        self.assertEqual(out, c("""
-            |{
-            |above:
-            |	if (rq != start)
-            |		*why = FWD_DECIDE_FAIR_SKIP;
-            |	return rq;
-            |}"""))
+    def test_compat_include_goes_with_its_comment_only(self):
+        text = "/* The top. */\n#include <linux/kernel.h>\n" + COMPAT
+        out = mk.COMPAT_INCLUDE.sub("", text)
+        self.assertEqual(out, "/* The top. */\n#include <linux/kernel.h>\n"
+                         '#include "blk-mq-sched.h"\n\n#include "fwdsched.h"\n')
+        one = '/* Out of tree only: what older kernels lack. */\n#include "compat.h"\n'
+        self.assertEqual(mk.COMPAT_INCLUDE.sub("", one), "")
 
-    def test_refuses_a_condition_with_a_side_effect(self):
-        with self.assertRaises(SystemExit):
-            self.strip("""
-                |{
-                |	if (n++ > 2)
-                |		fwd->stats[1]++;
-                |}""")
+    def test_compat_include_needs_its_comment(self):
+        if not shutil.which("unifdef"):
+            self.skipTest("unifdef is not installed")
+        d, path = sample('/* Something else. */\n#include "compat.h"\n')
+        self.addCleanup(shutil.rmtree, d)
+        with dies(self):
+            mk.intree(path, "A B <a@b.example>")
 
-    def test_refuses_a_loop_without_body(self):
-        with self.assertRaises(SystemExit):
-            self.strip("""
-                |{
-                |	for (i = 0; i < n; i++)
-                |		fwd->stats[i]++;
-                |}""")
+    @unittest.skipUnless(shutil.which("unifdef"), "unifdef is not installed")
+    def test_compat_resolved_for_the_newest_kernel(self):
+        d, path = sample(COMPAT + "#ifdef FWD_HAVE_Q_ASYNC_DEPTH\nnew();\n#else\n"
+                         "old();\n#endif\n#ifndef FWD_NO_AGING\naged();\n#endif\n")
+        self.addCleanup(shutil.rmtree, d)
+        out = mk.intree(path, "A B <a@b.example>", ["-UFWD_NO_AGING"])
+        self.assertEqual(out, '#include "blk-mq-sched.h"\n\n#include "fwdsched.h"\n'
+                         "new();\naged();\n")
 
-    def test_refuses_an_empty_branch(self):
-        with self.assertRaises(SystemExit):
-            self.strip("""
-                |{
-                |	if (a) {
-                |		fwd->stats[1]++;
-                |	} else {
-                |		b();
-                |	}
-                |}""")
+    @unittest.skipUnless(shutil.which("unifdef"), "unifdef is not installed")
+    def test_refuses_a_compat_helper_left(self):
+        d, path = sample(COMPAT + "\td = fwd_shallow_depth(data, 4);\n")
+        self.addCleanup(shutil.rmtree, d)
+        with dies(self):
+            mk.intree(path, "A B <a@b.example>")
+
+    def test_maintainers_entry_sorts(self):
+        base = ("\nFOO DRIVER\nM:\tA <a@x>\nS:\tMaintained\n"
+                "\nGAMMA DRIVER\nM:\tB <b@x>\nS:\tMaintained\n")
+        out = mk.add_maintainers_entry(base, "FWD\nM:\tC <c@x>\n")
+        self.assertLess(out.index("FOO DRIVER"), out.index("FWD\n"))
+        self.assertLess(out.index("FWD\n"), out.index("GAMMA DRIVER"))
 
 
 @unittest.skipUnless(shutil.which("unifdef"), "unifdef is not installed")
 class Source(unittest.TestCase):
-    def test_markers_name_features(self):
-        for path in (mk.SOURCE, mk.TRACE):
-            with open(path) as f:
-                used = set(re.findall(r"\bFWD_NO_(\w+)", f.read()))
-            self.assertLessEqual(used, set(mk.FEATURES), path)
+    """The conversion of the real sources."""
+    IDENT = "A B <a@b.example>"
 
-    def test_every_step_converts(self):
-        for _, n in mk.STEPS:
-            text = mk.intree_source(n, "A B <a@b.example>")
-            self.assertNotIn("FWD_NO_", text)
-            if n < len(mk.FEATURES):
-                self.assertNotIn("fwd->stats", text)
-                self.assertNotIn("trace_fwdsched_", text)
-                self.assertNotIn("CREATE_TRACE_POINTS", text)
-                self.assertIn("enum fwd_decision {", text)
-            else:
-                self.assertIn("CREATE_TRACE_POINTS", text)
+    def setUp(self):
+        self.files = mk.intree_files(self.IDENT)
 
-    def test_steps_grow(self):
-        # Each step only adds to the one before, but for the lines that
-        # the marked alternatives replace: a few, not a rewrite.
-        prev = None
-        for _, n in mk.STEPS:
-            lines = mk.intree_source(n, "A B <a@b.example>").split("\n")
-            if prev is not None:
-                gone = set(prev) - set(lines)
-                self.assertLess(len(gone), 40, "step %d" % n)
-            prev = lines
+    def test_files_land_in_the_tree(self):
+        for f in ("block/fwdsched-iosched.c", "block/fwdsched-fair.c",
+                  "block/fwdsched.h", "include/trace/events/fwdsched.h"):
+            self.assertIn(f, self.files)
+        for f in self.files:
+            self.assertTrue(f.startswith(("block/fwdsched",
+                                          "include/trace/events/")), f)
+
+    def test_nothing_of_the_compat_layer_is_left(self):
+        for f, text in self.files.items():
+            for left in ('"compat.h"', "FWD_HAVE_", "FWD_NO_", "FWD_SBITMAP"):
+                self.assertNotIn(left, text, f)
+            for helper in mk.compat_helpers():
+                self.assertIsNone(re.search(rf"\b{helper}\b", text), f)
+
+    def test_every_object_is_in_the_tree_and_the_makefile(self):
+        objs = mk.module_objects()
+        lines = mk.makefile_lines(objs)
+        for o in objs:
+            self.assertIn("block/" + o[:-2] + ".c", self.files)
+            self.assertIn(o, lines)
+        self.assertIn(f"+= {mk.MODULE}.o", lines)
+        self.assertNotIn(mk.MODULE + ".o", objs)
+
+    def test_trace_points_created_once(self):
+        n = {f: t.count("#define CREATE_TRACE_POINTS") for f, t in self.files.items()}
+        self.assertEqual(sum(n.values()), 1)
+        self.assertEqual(n["block/fwdsched-iosched.c"], 1)
+
+    def test_signed_by_whoever_generates(self):
+        text = self.files["block/fwdsched-iosched.c"]
+        self.assertIn(f'MODULE_AUTHOR("{self.IDENT}");', text)
+        self.assertNotIn("The fwdsched authors", text)
+
+
+class Messages(unittest.TestCase):
+    def test_exactly_the_messages_used(self):
+        used = {mk.COVER_MSG, mk.SCHED_MSG, mk.DOC_MSG}
+        self.assertEqual(set(os.listdir(mk.MSGS)), used)
+        for m in used:
+            self.assertTrue(mk.message(m).strip(), m)
 
 
 sys.path.insert(0, HERE)
