@@ -99,11 +99,6 @@ static inline struct fwd_proc *fwd_node_proc(struct rb_node *node)
 	return node ? rb_entry(node, struct fwd_proc, node) : NULL;
 }
 
-static inline bool fwd_proc_in_sweep(struct fwd_proc *p)
-{
-	return p->queued[FWD_READ] || p->queued[FWD_WRITE];
-}
-
 static void fwd_backlog_leave(struct fwd_data *fwd, struct fwd_proc *p)
 {
 	struct fwd_class *c = &fwd->cls[p->prio];
@@ -902,7 +897,7 @@ static void fwd_proc_show(struct seq_file *m, struct fwd_proc *p)
 /* debugfs "procs": one line per process and class, see the rst file. */
 int fwd_procs_show(void *data, struct seq_file *m)
 {
-	struct fwd_data *fwd = ((struct request_queue *)data)->elevator->elevator_data;
+	struct fwd_data *fwd = fwd_of(data);
 	enum fwd_prio prio;
 	struct fwd_proc *p;
 	int bkt;
@@ -926,7 +921,7 @@ int fwd_procs_show(void *data, struct seq_file *m)
 ssize_t fwd_procs_write(void *data, const char __user *buf, size_t count,
 			loff_t *ppos)
 {
-	struct fwd_data *fwd = ((struct request_queue *)data)->elevator->elevator_data;
+	struct fwd_data *fwd = fwd_of(data);
 	enum fwd_prio prio;
 	struct fwd_proc *p;
 	char cmd[8];

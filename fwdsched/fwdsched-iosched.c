@@ -847,11 +847,6 @@ static const char *const fwd_stat_names[] = {
 	"procs_nomem",
 };
 
-static struct fwd_data *fwd_of(void *data)
-{
-	return ((struct request_queue *)data)->elevator->elevator_data;
-}
-
 static int fwd_stats_show(void *data, struct seq_file *m)
 {
 	struct fwd_data *fwd = fwd_of(data);

@@ -254,6 +254,17 @@ static inline unsigned int fwd_proc_pending(struct fwd_proc *p)
 	return p->queued[FWD_READ] + p->queued[FWD_WRITE] + p->head_queued;
 }
 
+static inline bool fwd_proc_in_sweep(struct fwd_proc *p)
+{
+	return p->queued[FWD_READ] || p->queued[FWD_WRITE];
+}
+
+/* The scheduler of a debugfs attribute's queue. */
+static inline struct fwd_data *fwd_of(void *data)
+{
+	return ((struct request_queue *)data)->elevator->elevator_data;
+}
+
 static inline struct request *fwd_next_rq(struct request *rq)
 {
 	struct rb_node *node = rb_next(&rq->rb_node);
@@ -317,8 +328,7 @@ static inline bool fwd_fair_limit(struct fwd_data *fwd, enum fwd_prio prio,
 static inline void fwd_owner_queue(struct fwd_data *fwd, struct fwd_proc *p,
 				   enum fwd_dir dir)
 {
-	if (!p->queued[FWD_READ] && !p->queued[FWD_WRITE] &&
-	    p->vtime < fwd->cls[p->prio].vbase)
+	if (!fwd_proc_in_sweep(p) && p->vtime < fwd->cls[p->prio].vbase)
 		fwd_owner_resume(fwd, p);
 	p->queued[dir]++;
 }
