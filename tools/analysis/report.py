@@ -1289,8 +1289,8 @@ class Report:
 # Kernel options that decide the guest's clock (tools/runner/vm-run): the
 # clocksource sets what every clock read costs under TCG (HPET: 2.2 us,
 # TSC: 0.14 us), so timing figures are comparable only between guests
-# with the same one.
-CLOCK_OPTS = re.compile(r"^(tsc|clocksource|notsc|hpet|preempt)(=|$)")
+# with the same one; noapictimer puts the timers on the HPET.
+CLOCK_OPTS = re.compile(r"^(tsc|clocksource|notsc|hpet|preempt|noapictimer)(=|$)")
 
 
 def guest_clock(console):

@@ -457,11 +457,13 @@ class Report(unittest.TestCase):
         self.assertIsNone(report.guest_clock(os.path.join(self.tmp, "no-console")))
         con = os.path.join(self.tmp, "hpet.console")
         with open(con, "w") as f:
-            f.write("Kernel command line: a=b tsc=unstable clocksource_x=1\n"
+            f.write("Kernel command line: a=b tsc=unstable clocksource_x=1 noapictimer\n"
                     "clocksource: Switched to clocksource hpet\n")
         g = report.guest_clock(con)
-        self.assertEqual(g, {"clocksource": "hpet", "options": ["tsc=unstable"]})
-        self.assertEqual(report.guest_clock_text(g), "clocksource hpet (tsc=unstable)")
+        self.assertEqual(g, {"clocksource": "hpet",
+                             "options": ["tsc=unstable", "noapictimer"]})
+        self.assertEqual(report.guest_clock_text(g),
+                         "clocksource hpet (tsc=unstable noapictimer)")
 
     def test_publish(self):
         bm = os.path.join(self.tmp, "BENCHMARKS.md")
