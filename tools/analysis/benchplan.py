@@ -319,7 +319,7 @@ OBSOLETE = {
 }
 SETTINGS = ("BENCH_FULL", "BENCH_KVERS", "BENCH_CARDS", "BENCH_EXPERIMENTS",
             "BENCH_SCHEDS", "BENCH_VARIANTS", "BENCH_ROUNDS",
-            "BENCH_RUNTIME")
+            "BENCH_RUNTIME", "BENCH_BACKGROUNDS")
 
 
 class SettingError(ValueError):
@@ -486,6 +486,16 @@ def settings_from_env(env, top=TOP):
     _no_dups("BENCH_VARIANTS", [v["id"] for v in variants])
     rounds = _int(env, "BENCH_ROUNDS", ROUNDS, 1, 99)
     runtime = _int(env, "BENCH_RUNTIME", 5, 1, 3600)
+    known_bg = EXPERIMENTS["responsiveness"]["backgrounds"]
+    backgrounds = _words(env, "BENCH_BACKGROUNDS", [])
+    for b in backgrounds:
+        if b not in known_bg:
+            raise SettingError("BENCH_BACKGROUNDS: unknown background %r (%s)"
+                               % (b, ", ".join(known_bg)))
+    _no_dups("BENCH_BACKGROUNDS", backgrounds)
+    if backgrounds and "idle" not in backgrounds:
+        raise SettingError("BENCH_BACKGROUNDS: must include idle, the "
+                           "start-up every slow-down is measured against")
     if any(EXPERIMENTS[e]["device"] != "null_blk" for e in exps) and not cards:
         raise SettingError("BENCH_CARDS: empty, but %s run on the card" %
                            ", ".join(e for e in exps
@@ -494,7 +504,7 @@ def settings_from_env(env, top=TOP):
     scheds = [s for s in KNOWN_SCHEDULERS if s in scheds]
     return {"plan": kind, "kernels": kernels, "cards": cards, "experiments": exps,
             "schedulers": scheds, "variants": variants, "rounds": rounds,
-            "runtime_s": runtime}
+            "runtime_s": runtime, "backgrounds": backgrounds or None}
 
 
 def rotate(entries, rnd):
@@ -551,9 +561,10 @@ def _estimate(run, runtime, transport=None):
 
 
 def round_runs(exp, rnd, arms, runtime, card_boot, transport=None,
-               plan="full"):
+               plan="full", backgrounds=None):
     """The runs of one round of one experiment, in their order; transport:
-    the card's (sd, ufs), None on null_blk; plan: default or full."""
+    the card's (sd, ufs), None on null_blk; plan: default or full;
+    backgrounds: the responsiveness experiment's (None: the plan's)."""
     d = EXPERIMENTS[exp]
     if d.get("schedulers"):
         arms = [a for a in arms if a["scheduler"] in d["schedulers"]]
@@ -588,7 +599,7 @@ def round_runs(exp, rnd, arms, runtime, card_boot, transport=None,
         entries = []
         for a in arms:
             e = []
-            keep = d.get("plan_backgrounds", {}).get(plan)
+            keep = backgrounds or d.get("plan_backgrounds", {}).get(plan)
             for var, streams in d["backgrounds"].items():
                 if keep and var not in keep:
                     continue
@@ -707,7 +718,8 @@ def make_boots(settings, arms):
                         runs += round_runs(e, rnd, arms, runtime,
                                            dev["kind"] == "flashcard",
                                            dev.get("transport"),
-                                           settings.get("plan", "default"))
+                                           settings.get("plan", "default"),
+                                           settings.get("backgrounds"))
             for n, r in enumerate(runs, 1):
                 r["seq"] = n
                 r["id"] = "%s.%03d" % (bid, n)

@@ -519,6 +519,13 @@ class Plan(unittest.TestCase):
         self.assertEqual({r["app"]["limit_s"] for r in ufs["runs"] if r.get("app")},
                          {benchplan.APP_LIMIT_S["ufs"]})
         self.assertIn("app_fs", ufs)
+        # BENCH_BACKGROUNDS chooses them; idle is required, unknown refused
+        self.assertEqual(variants(plan(BENCH_BACKGROUNDS="idle writer"),
+                                  "6.12-paper"),
+                         {(v, a) for v in ("idle", "writer") for a in arms})
+        for bad in ("writer", "idle idle", "idle bogus"):
+            with self.assertRaises(benchplan.SettingError, msg=bad):
+                plan(BENCH_BACKGROUNDS=bad)
 
     def test_estimate_follows_the_runs(self):
         # a longer window or a writer costs more; the real program's limit
