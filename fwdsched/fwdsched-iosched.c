@@ -885,83 +885,10 @@ static int fwd_queued_show(void *data, struct seq_file *m)
 	return 0;
 }
 
-static struct fwd_data *fwd_seq_data(struct seq_file *m)
-{
-	return fwd_of(m->private);
-}
-
-/* The best-effort requests of one direction, in sector order. */
-#define FWD_DEBUGFS_SORTED(name, prio, dir)				\
-static void *fwd_##name##_start(struct seq_file *m, loff_t *pos)	\
-	__acquires(&fwd->lock)						\
-{									\
-	struct fwd_data *fwd = fwd_seq_data(m);				\
-	struct request *rq;						\
-	loff_t i;							\
-									\
-	spin_lock(&fwd->lock);						\
-	rq = fwd_first_rq(&fwd->cls[prio].sort[dir]);			\
-	for (i = 0; rq && i < *pos; i++)				\
-		rq = fwd_next_rq(rq);					\
-	return rq ? &rq->queuelist : NULL;				\
-}									\
-static void *fwd_##name##_next(struct seq_file *m, void *v, loff_t *pos) \
-{									\
-	struct request *rq = fwd_next_rq(list_entry_rq(v));		\
-									\
-	++*pos;								\
-	return rq ? &rq->queuelist : NULL;				\
-}									\
-static void fwd_##name##_stop(struct seq_file *m, void *v)		\
-	__releases(&fwd->lock)						\
-{									\
-	spin_unlock(&fwd_seq_data(m)->lock);				\
-}									\
-static const struct seq_operations fwd_##name##_seq_ops = {		\
-	.start	= fwd_##name##_start,					\
-	.next	= fwd_##name##_next,					\
-	.stop	= fwd_##name##_stop,					\
-	.show	= blk_mq_debugfs_rq_show,				\
-}
-
-FWD_DEBUGFS_SORTED(read_sorted, FWD_PRIO_BE, FWD_READ);
-FWD_DEBUGFS_SORTED(write_sorted, FWD_PRIO_BE, FWD_WRITE);
-#undef FWD_DEBUGFS_SORTED
-
-static void *fwd_dispatch_start(struct seq_file *m, loff_t *pos)
-	__acquires(&fwd->lock)
-{
-	struct fwd_data *fwd = fwd_seq_data(m);
-
-	spin_lock(&fwd->lock);
-	return seq_list_start(&fwd->dispatch, *pos);
-}
-
-static void *fwd_dispatch_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	return seq_list_next(v, &fwd_seq_data(m)->dispatch, pos);
-}
-
-static void fwd_dispatch_stop(struct seq_file *m, void *v)
-	__releases(&fwd->lock)
-{
-	spin_unlock(&fwd_seq_data(m)->lock);
-}
-
-static const struct seq_operations fwd_dispatch_seq_ops = {
-	.start	= fwd_dispatch_start,
-	.next	= fwd_dispatch_next,
-	.stop	= fwd_dispatch_stop,
-	.show	= blk_mq_debugfs_rq_show,
-};
-
 static const struct blk_mq_debugfs_attr fwd_queue_debugfs_attrs[] = {
 	{"stats", 0400, fwd_stats_show},
 	{"queued", 0400, fwd_queued_show},
 	{"procs", 0600, fwd_procs_show, fwd_procs_write},
-	{"read_sorted", 0400, .seq_ops = &fwd_read_sorted_seq_ops},
-	{"write_sorted", 0400, .seq_ops = &fwd_write_sorted_seq_ops},
-	{"dispatch_list", 0400, .seq_ops = &fwd_dispatch_seq_ops},
 	{},
 };
 #endif /* CONFIG_BLK_DEBUG_FS */
