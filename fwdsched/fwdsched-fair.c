@@ -252,8 +252,8 @@ static struct request *fwd_fallback(struct fwd_data *fwd, enum fwd_prio prio,
 /*
  * The sweep among the requests of processes within @limit, of which one
  * at least waits in @prio, @dir: the lowest such request at or above the
- * sweep position, else the lowest below it (a detour, which keeps the
- * sweep position, or a wrap when nothing at all lies above).  After
+ * sweep position, else the lowest below it (a detour, from which the
+ * sweep continues, or a wrap when nothing at all lies above).  After
  * FWD_SCAN_MAX requests examined in vain, the oldest request of the least
  * served process is taken (the fallback walks the class's FIFO, at most
  * nr_requests long, and the backlog, like fwd_dir_eligible()).

@@ -284,9 +284,8 @@ static void fwd_dispatched(struct fwd_data *fwd, struct request *rq,
 					   FWD_STAT_BACKWARD]++;
 	if (why < ARRAY_SIZE(why_stat) && why_stat[why])
 		fwd->stats[why_stat[why]]++;
-	/* A detour keeps the sweep position, see fwd_sweep_fair(). */
-	if (why != FWD_DECIDE_DETOUR)
-		fwd->sweep_pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
+	/* The sweep continues from a detour too, see fwd_sweep_fair(). */
+	fwd->sweep_pos = blk_rq_pos(rq) + blk_rq_sectors(rq);
 	if (why != FWD_DECIDE_SWEEP)
 		trace_fwdsched_decide(rq, why, pos, fwd_proc_nr(p));
 }
