@@ -8,7 +8,9 @@
  * fair_slack units of service of the least served one, V.  With
  * dispatch_depth set, the scheduler also holds back: at dispatch_depth
  * requests in flight, while the least served process is between two
- * requests, and by anticipating that process's next request.
+ * requests, and by anticipating that process's next request.  Apart
+ * from fairness, asynchronous writes wait for an active foreground
+ * reader (__fwd_fg_active()).
  *
  * Entries are kept in a table of the scheduler's own, keyed by the thread
  * group: the block layer's io_context is per thread (unless CLONE_IO), so
@@ -313,6 +315,45 @@ void fwd_fair_idle(struct fwd_data *fwd, struct fwd_proc *p)
 					      p->vtime - lag);
 }
 
+/* Ticks left of the foreground's window. */
+static unsigned long fwd_fg_left(struct fwd_data *fwd, struct fwd_proc *p)
+{
+	return fwd_window_left(fwd, p, min(2UL * p->ttime + FWD_WINDOW_MARGIN,
+					   FWD_US_TO_TICKS(fwd->foreground_us)));
+}
+
+/*
+ * The foreground: the process of the last read dispatched during
+ * writeback (fwd_writeback()) whose mean think time is at most
+ * foreground_us: an application loading its files, not a reader that
+ * always has requests in flight.  It is active while it has reads waiting
+ * or in flight, and for its window after a completion (twice its think
+ * time plus the margin, at most foreground_us).  Meanwhile asynchronous
+ * writes wait for it (fwd_choose_dir(), fwd_hold_next()), unless expired.
+ * Returns it, or NULL (and forgets it) when it is not active.
+ */
+struct fwd_proc *__fwd_fg_active(struct fwd_data *fwd)
+{
+	struct fwd_proc *p = fwd->fg;
+
+	if (p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us) &&
+	    (fwd_proc_in_sweep(p) || atomic_read(&p->inflight) ||
+	     fwd_fg_left(fwd, p)))
+		return p;
+	fwd->fg = NULL;
+	return NULL;
+}
+
+/*
+ * Writeback: asynchronous writes inserted in the last second (with many
+ * tags they may all be on the device).  Readers may then be foreground.
+ */
+static bool fwd_writeback(struct fwd_data *fwd)
+{
+	return fwd->foreground_us &&
+	       time_in_range(jiffies, fwd->async_seen, fwd->async_seen + HZ);
+}
+
 /* ---------------------------------------------------------------- owners */
 
 static void fwd_proc_init(struct fwd_proc *p, enum fwd_prio prio)
@@ -337,7 +378,8 @@ static void fwd_procs_retire(struct fwd_data *fwd)
 		struct fwd_proc *p;
 
 		p = list_first_entry_or_null(&fwd->lru, struct fwd_proc, lru);
-		if (!p || p == fwd->last_proc || p == fwd->antic_proc)
+		if (!p || p == fwd->last_proc || p == fwd->antic_proc ||
+		    p == fwd->fg)
 			return;
 		if (fwd->nr_procs <= FWD_PROCS_SOFT_MAX &&
 		    time_before(jiffies, p->last_used + FWD_ACTIVE_WINDOW))
@@ -473,6 +515,7 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	enum fwd_dir dir = fwd_rq_dir(rq);
 	struct fwd_class *c;
 	u64 passed;
+	bool wb;
 
 	if (!p)
 		return;
@@ -483,10 +526,18 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 		return;
 
 	c = &fwd->cls[p->prio];
-	if (fwd->dispatch_depth) {
+	wb = dir == FWD_READ && fwd_writeback(fwd);
+	if (wb && p->pid && p->ttime_samples >= FWD_TTIME_SAMPLES &&
+	    p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us))
+		fwd->fg = p;
+	/*
+	 * Without dispatch_depth, a foreground counts only the asynchronous
+	 * writes in flight, which it limits to one (fwd_hold_next()).
+	 */
+	if (fwd->dispatch_depth || (fwd->fg && fwd_rq_async(rq))) {
 		flags |= FWD_RQ_COUNTED | FWD_RQ_TRACKED;
 		atomic_inc(&fwd->inflight);
-	} else if (c->nr_backlogged > 1) {
+	} else if (c->nr_backlogged > 1 || fwd->fg || wb) {
 		flags |= FWD_RQ_TRACKED;
 	}
 	/*
@@ -586,8 +637,14 @@ static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
 }
 
 /*
- * What the next dispatch must wait for, when dispatch_depth is set (an
- * SD card; 0 elsewhere) and no request waits at the head:
+ * What the next dispatch must wait for, when no request waits at the
+ * head:
+ *  - the foreground: when only asynchronous writes wait in the first
+ *    class (none expired nor aged) and the foreground is active, until
+ *    the requests counted in flight completed (with dispatch_depth 0 only
+ *    asynchronous writes are counted), then, with dispatch_depth set, by
+ *    anticipating its next read for what is left of its window.
+ * When dispatch_depth is set (an SD card; 0 elsewhere):
  *  - fairness: when fairness blocks, or the next request is owed to W,
  *    the device is not handed more of the others' requests while it has
  *    n = max(1, dispatch_depth - 1) to work on, so that W's next request
@@ -601,10 +658,25 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 {
 	unsigned int depth = fwd->dispatch_depth, inflight, n;
 	enum fwd_fair_state fair;
+	enum fwd_prio prio;
 
-	if (!depth || !fwd->nr_queued || !list_empty(&fwd->dispatch))
+	if (!fwd->nr_queued || !list_empty(&fwd->dispatch))
 		return 0;
 	inflight = atomic_read(&fwd->inflight);
+	prio = fwd_first_prio(fwd);
+	if (fwd->fg && !fwd->cls[prio].queued[FWD_READ] &&
+	    fwd_fg_holds_writes(fwd, prio) &&
+	    !fwd_head_expired(fwd, prio, FWD_WRITE) &&
+	    !fwd_aged_request(fwd, prio)) {
+		*reason = FWD_HOLD_FOREGROUND;
+		*w = fwd->fg;
+		if (inflight)
+			return 1;
+		*delay = depth ? fwd_fg_left(fwd, *w) : 0;
+		return *delay ? FWD_HOLD_ANTIC_ON : 0;
+	}
+	if (!depth)
+		return 0;
 	n = max(1U, depth - 1);
 	fair = fwd_fair_state(fwd, w);
 	*reason = FWD_HOLD_FAIR;
@@ -694,12 +766,16 @@ static bool fwd_hold_set(struct fwd_data *fwd, unsigned int hold,
 		return hold;
 	if (hold == FWD_HOLD_ANTIC_ON) {
 		fwd->antic_proc = w;
+		/* Counted and traced as an anticipation, whoever it is for. */
+		fwd->antic_fg = reason == FWD_HOLD_FOREGROUND;
+		reason = FWD_HOLD_ANTIC;
 		hrtimer_start(&fwd->antic_timer,
 			      ns_to_ktime((u64)delay << FWD_TICK_SHIFT),
 			      HRTIMER_MODE_REL);
 	}
 	fwd->stats[reason == FWD_HOLD_DEPTH ? FWD_STAT_DEPTH_HOLDS :
 		   reason == FWD_HOLD_FAIR ? FWD_STAT_FAIR_HOLDS :
+		   reason == FWD_HOLD_FOREGROUND ? FWD_STAT_FG_HOLDS :
 		   FWD_STAT_ANTIC_HOLDS]++;
 	trace_fwdsched_hold(fwd->q, reason, atomic_read(&fwd->inflight),
 			    fwd_proc_nr(w));
@@ -734,16 +810,28 @@ bool fwd_hold_check(struct fwd_data *fwd)
  */
 void __fwd_hold_update(struct fwd_data *fwd)
 {
-	if (atomic_read(&fwd->hold) != FWD_HOLD_ANTIC_ON)
-		fwd_hold_decide(fwd);
+	unsigned int hold = atomic_read(&fwd->hold);
+
+	if (hold == FWD_HOLD_ANTIC_ON)
+		return;
+	/* A window timed out is given up before the next decision. */
+	if (hold == FWD_HOLD_TIMED_OUT &&
+	    atomic_cmpxchg(&fwd->hold, hold, FWD_HOLD_RERUN) == hold)
+		fwd_antic_ended(fwd, hold);
+	fwd_hold_decide(fwd);
 }
 
-/* A request of @p arrived: the one anticipated, or of a higher class. */
-void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p)
+/*
+ * A request @rq of @p arrived: the one anticipated, of a higher class,
+ * or, against writes for the foreground, one that is not held for it.
+ */
+void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
+			struct request *rq)
 {
 	struct fwd_proc *w = fwd->antic_proc;
 
-	if (w && (p == w || p->prio < w->prio) &&
+	if (w && (p == w || p->prio < w->prio ||
+		  (fwd->antic_fg && !fwd_rq_async(rq))) &&
 	    atomic_read(&fwd->hold) == FWD_HOLD_ANTIC_ON)
 		fwd_antic_ended(fwd, atomic_xchg(&fwd->hold, 0));
 }

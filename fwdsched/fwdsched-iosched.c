@@ -53,6 +53,7 @@ static const unsigned int writes_starved = 2;	/* read batches per write batch */
 static const unsigned int fifo_batch = 16;	/* requests per batch */
 static const unsigned int fair_slack = 8;	/* units of service of lead */
 static const unsigned int anticipate_us = 4000;	/* longest think time waited for */
+static const unsigned int foreground_us = 50000; /* a reader's, against writes */
 
 #define FWD_EXPIRE_MAX_MS	600000U
 #define FWD_WRITES_STARVED_MAX	64U
@@ -157,6 +158,10 @@ static void fwd_add_request(struct fwd_data *fwd, struct request *rq,
 	rq->fifo_time = jiffies;
 	list_add_tail(&rq->queuelist, &c->fifo[dir]);
 	c->queued[dir]++;
+	if (fwd_rq_async(rq)) {
+		c->async_writes++;
+		fwd->async_seen = jiffies;
+	}
 	fwd->nr_queued++;
 	fwd_owner_queue(fwd, p, dir);
 }
@@ -173,6 +178,7 @@ static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
 	if (fwd->q->last_merge == rq)
 		fwd->q->last_merge = NULL;
 	c->queued[dir]--;
+	c->async_writes -= fwd_rq_async(rq);
 	fwd->nr_queued--;
 	fwd_rq_proc(rq)->queued[dir]--;
 }
@@ -190,8 +196,9 @@ static void fwd_start_batch(struct fwd_data *fwd, enum fwd_dir dir)
 /*
  * The direction of the next request of class @prio, kept for a batch of
  * up to fifo_batch requests.  With both directions waiting, a write
- * batch follows writes_starved read batches, or earlier if the oldest
- * write expired, and a read batch always follows a write batch.
+ * batch follows writes_starved read batches (not while the writes are
+ * asynchronous and a foreground reader is active), or earlier if the
+ * oldest write expired, and a read batch always follows a write batch.
  */
 static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -199,15 +206,22 @@ static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 	bool reads = c->queued[FWD_READ], writes = c->queued[FWD_WRITE];
 	enum fwd_dir dir;
 
-	if (fwd->batch_count < fwd->fifo_batch && c->queued[fwd->batch_dir])
+	/* A foreground's read ends a batch of asynchronous writes. */
+	if (fwd->batch_count < fwd->fifo_batch && c->queued[fwd->batch_dir] &&
+	    !(fwd->batch_dir == FWD_WRITE && reads &&
+	      !fwd_head_expired(fwd, prio, FWD_WRITE) &&
+	      fwd_fg_holds_writes(fwd, prio)))
 		return fwd->batch_dir;
 	if (!writes)
 		dir = FWD_READ;
 	else if (!reads)
 		dir = FWD_WRITE;
 	else if (fwd->batch_dir == FWD_READ &&
-		 (fwd->starved >= fwd->writes_starved ||
-		  fwd_head_expired(fwd, prio, FWD_WRITE)))
+		 fwd_head_expired(fwd, prio, FWD_WRITE))
+		dir = FWD_WRITE;
+	else if (fwd->batch_dir == FWD_READ &&
+		 fwd->starved >= fwd->writes_starved &&
+		 !fwd_fg_holds_writes(fwd, prio))
 		dir = FWD_WRITE;
 	else
 		dir = FWD_READ;
@@ -314,8 +328,7 @@ static struct request *__fwd_dispatch_request(struct fwd_data *fwd)
 	 * Nothing while a hold is in effect: fwd_has_work() is then false,
 	 * and whatever ends the hold runs the queue.
 	 */
-	if ((fwd->dispatch_depth || atomic_read(&fwd->hold)) &&
-	    fwd_hold_check(fwd)) {
+	if (fwd_hold_wanted(fwd) && fwd_hold_check(fwd)) {
 		fwd->stats[FWD_STAT_EMPTY_DISPATCHES]++;
 		return NULL;
 	}
@@ -400,7 +413,7 @@ static void fwd_insert_request(struct fwd_data *fwd, struct request *rq,
 
 	trace_block_rq_insert(rq);
 	p = fwd_owner_enqueue(fwd, rq);
-	fwd_hold_arrival(fwd, p);
+	fwd_hold_arrival(fwd, p, rq);
 	if (flags & BLK_MQ_INSERT_AT_HEAD) {
 		list_add(&rq->queuelist, &fwd->dispatch);
 		p->head_queued++;
@@ -635,6 +648,7 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	fwd->fair_slack = fair_slack;
 	fwd->dispatch_depth = fwd_default_dispatch_depth(q);
 	fwd->anticipate_us = anticipate_us;
+	fwd->foreground_us = foreground_us;
 	fwd->batch_dir = FWD_READ;
 
 	/* One sweep per queue, whatever the number of hardware queues. */
@@ -783,6 +797,8 @@ FWD_UINT_SHOW(dispatch_depth)
 FWD_UINT_STORE(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
 FWD_UINT_SHOW(anticipate_us)
 FWD_UINT_STORE(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
+FWD_UINT_SHOW(foreground_us)
+FWD_UINT_STORE(foreground_us, 0, FWD_ANTICIPATE_MAX_US)
 
 #undef FWD_MS_STORE
 #undef FWD_MS_SHOW
@@ -827,6 +843,7 @@ static struct elv_fs_entry fwd_attrs[] = {
 	FWD_ATTR(fair_slack),
 	FWD_ATTR(dispatch_depth),
 	FWD_ATTR(anticipate_us),
+	FWD_ATTR(foreground_us),
 	FWD_ATTR(prio_aging_expire),
 	__ATTR_NULL
 };
@@ -842,8 +859,8 @@ static const char *const fwd_stat_names[] = {
 	"head", "bio_merges", "rq_merges", "insert_merges", "aged",
 	"fair_skips", "detours", "fair_switches", "fair_fallbacks",
 	"fair_idle", "fair_holds", "depth_holds", "antic_holds", "antic_hits",
-	"antic_timeouts", "empty_dispatches", "procs_created", "procs_retired",
-	"procs_nomem",
+	"antic_timeouts", "fg_holds", "empty_dispatches", "procs_created",
+	"procs_retired", "procs_nomem",
 };
 
 static int fwd_stats_show(void *data, struct seq_file *m)

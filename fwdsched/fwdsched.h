@@ -62,6 +62,7 @@ enum fwd_stat {
 	FWD_STAT_ANTIC_HOLDS,
 	FWD_STAT_ANTIC_HITS,
 	FWD_STAT_ANTIC_TIMEOUTS,
+	FWD_STAT_FG_HOLDS,
 	FWD_STAT_EMPTY_DISPATCHES,
 	FWD_STAT_PROCS_CREATED,
 	FWD_STAT_PROCS_RETIRED,
@@ -136,6 +137,7 @@ struct fwd_class {
 	struct rb_root sort[FWD_DIR_COUNT];	/* by start sector */
 	struct list_head fifo[FWD_DIR_COUNT];	/* by insertion */
 	unsigned int queued[FWD_DIR_COUNT];
+	unsigned int async_writes;	/* of queued[FWD_WRITE], see fwd_rq_async() */
 	/* Backlogged processes by service, and how many. */
 	struct rb_root_cached backlog;
 	unsigned int nr_backlogged;
@@ -163,6 +165,8 @@ struct fwd_data {
 	unsigned int fair_slack;	/* in units of service */
 	unsigned int dispatch_depth;	/* 0: no hold */
 	struct fwd_proc *last_proc;	/* of the last insertion */
+	struct fwd_proc *fg;		/* the foreground, see fwd_fg_active() */
+	unsigned long async_seen;	/* jiffies of the last async write */
 	u64 seq;			/* dispatches so far */
 	unsigned long time[FWD_TIME_COUNT];	/* in jiffies */
 	struct list_head dispatch;	/* at-head insertions and requeues */
@@ -172,11 +176,13 @@ struct fwd_data {
 	unsigned int time_ms[FWD_TIME_COUNT];
 	unsigned int front_merges;
 	unsigned int anticipate_us;	/* 0: off */
+	unsigned int foreground_us;	/* 0: off */
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	unsigned int async_depth;	/* before 7.0, see fwd_async_depth() */
 	bool async_depth_set;
 #endif
 	struct fwd_proc *antic_proc;	/* the process anticipated */
+	bool antic_fg;			/* for the foreground, against writes */
 	struct hrtimer antic_timer;
 	struct work_struct hold_work;	/* see fwd_hold_rerun() */
 	u64 stats[FWD_STAT_COUNT];
@@ -208,6 +214,12 @@ struct fwd_data {
 static inline enum fwd_dir fwd_rq_dir(struct request *rq)
 {
 	return rq_data_dir(rq) == READ ? FWD_READ : FWD_WRITE;
+}
+
+/* A write that no one waits for: writeback, not fsync nor O_DIRECT. */
+static inline bool fwd_rq_async(struct request *rq)
+{
+	return rq_data_dir(rq) == WRITE && !rq_is_sync(rq);
 }
 
 static inline enum fwd_prio fwd_ioprio_class(unsigned short ioprio)
@@ -301,11 +313,13 @@ struct request *fwd_sweep_fair(struct fwd_data *fwd, enum fwd_prio prio,
 			       enum fwd_dir dir, u64 limit,
 			       enum fwd_decision *why);
 void fwd_fair_idle(struct fwd_data *fwd, struct fwd_proc *p);
+struct fwd_proc *__fwd_fg_active(struct fwd_data *fwd);
 
 /* fwdsched-fair.c: the hold. */
 bool fwd_hold_check(struct fwd_data *fwd);
 void __fwd_hold_update(struct fwd_data *fwd);
-void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p);
+void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
+			struct request *rq);
 void fwd_hold_rerun(struct fwd_data *fwd);
 
 /*
@@ -333,6 +347,26 @@ static inline void fwd_owner_queue(struct fwd_data *fwd, struct fwd_proc *p,
 	p->queued[dir]++;
 }
 
+/*
+ * Are the writes of class @prio all asynchronous, with a foreground
+ * reader of that class or a higher one active?  Then they wait for it
+ * (see __fwd_fg_active()).
+ */
+static inline bool fwd_fg_holds_writes(struct fwd_data *fwd,
+				       enum fwd_prio prio)
+{
+	struct fwd_class *c = &fwd->cls[prio];
+
+	return fwd->fg && fwd->fg->prio <= prio && c->async_writes &&
+	       c->async_writes == c->queued[FWD_WRITE] && __fwd_fg_active(fwd);
+}
+
+/* Is there a hold to decide: dispatch_depth, a hold, a foreground? */
+static inline bool fwd_hold_wanted(struct fwd_data *fwd)
+{
+	return fwd->dispatch_depth || fwd->fg || atomic_read(&fwd->hold);
+}
+
 /* For fwd_has_work(): a hold is in effect, or is being decided again. */
 static inline bool fwd_hold_blocks(struct fwd_data *fwd)
 {
@@ -345,14 +379,15 @@ static inline bool fwd_hold_blocks(struct fwd_data *fwd)
  */
 static inline void fwd_hold_update(struct fwd_data *fwd)
 {
-	if (fwd->dispatch_depth || atomic_read(&fwd->hold))
+	if (fwd_hold_wanted(fwd))
 		__fwd_hold_update(fwd);
 }
 
-static inline void fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p)
+static inline void fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
+				    struct request *rq)
 {
 	if (fwd->antic_proc)
-		__fwd_hold_arrival(fwd, p);
+		__fwd_hold_arrival(fwd, p, rq);
 }
 
 #ifdef CONFIG_BLK_DEBUG_FS

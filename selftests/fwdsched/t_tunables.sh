@@ -27,7 +27,8 @@ depth=0
 [ "$(disk_kind "$d")" = mmc ] && depth=2
 table="$table
 dispatch_depth $depth 0 4096
-anticipate_us 4000 0 100000"
+anticipate_us 4000 0 100000
+foreground_us 50000 0 100000"
 [ -e "$dir/prio_aging_expire" ] && table="$table
 prio_aging_expire - 1 600000"
 

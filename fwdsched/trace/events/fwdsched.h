@@ -35,6 +35,7 @@ enum fwd_hold_reason {
 	FWD_HOLD_DEPTH,
 	FWD_HOLD_FAIR,
 	FWD_HOLD_ANTIC,
+	FWD_HOLD_FOREGROUND,
 };
 #endif
 
@@ -49,6 +50,7 @@ TRACE_DEFINE_ENUM(FWD_DECIDE_FAIR_IDLE);
 TRACE_DEFINE_ENUM(FWD_HOLD_DEPTH);
 TRACE_DEFINE_ENUM(FWD_HOLD_FAIR);
 TRACE_DEFINE_ENUM(FWD_HOLD_ANTIC);
+TRACE_DEFINE_ENUM(FWD_HOLD_FOREGROUND);
 
 /* A dispatch that departs from the plain sweep (which is not traced). */
 TRACE_EVENT(fwdsched_decide,
@@ -104,7 +106,8 @@ TRACE_EVENT(fwdsched_hold,
 		      __print_symbolic(__entry->reason,
 				       { FWD_HOLD_DEPTH, "depth" },
 				       { FWD_HOLD_FAIR, "fair" },
-				       { FWD_HOLD_ANTIC, "anticipate" }),
+				       { FWD_HOLD_ANTIC, "anticipate" },
+				       { FWD_HOLD_FOREGROUND, "foreground" }),
 		      __entry->inflight, __entry->waiting_for)
 );
 
