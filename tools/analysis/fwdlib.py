@@ -31,6 +31,10 @@ missing or garbled input):
                                     sweep_check (read_expire MS); the first
                                     violations described on stderr
   fwdlib.py deadline BLK.TXT MS     "sector waited_ms late" per read
+  fwdlib.py fg-isolation BLK.TXT GAP_MS [EXPIRE_MS]
+                                    "reads judged contested violations writes
+                                    max_async_inflight max_reads_expired
+                                    max_write_wait_ms" of fg_isolation
 
 Definitions (sectors are 512 bytes, times nanoseconds):
 
@@ -739,6 +743,86 @@ def inflight_at(events, split):
     return counts
 
 
+def _async_write(e):
+    return e.direction == "W" and "S" not in e.rwbs
+
+
+def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
+    """A synchronous reader (every synchronous read of the trace, RS, is
+    its own, one at a time: O_DIRECT; other reads, such as udev's
+    readahead, are left out) beside asynchronous writes (W without S), on
+    one device.
+
+    For each read after the first @skip: the gap from the completion (C)
+    of the reader's previous read to its insertion (I).  A gap of at most
+    @max_gap_ns is judged: a violation when an asynchronous write was
+    dispatched (D) inside it; it is "contested" when an asynchronous write
+    was waiting (inserted, not yet dispatched) throughout it.  With
+    @expired_ns, also the most reads dispatched in a row while an
+    asynchronous write had waited longer than @expired_ns.  Returns a dict:
+    reads, judged, contested, violations, writes (asynchronous writes
+    dispatched from the first judged read on), max_async_inflight (the
+    most asynchronous writes in flight at a dispatch of one, from the first
+    judged read on), max_reads_expired, max_write_wait_ns.
+    """
+    ev = sorted((e for e in events if e.blocks), key=lambda e: e.time_ns)
+    waiting = {}        # sector -> insertion time of a waiting async write
+    inflight = set()
+    reads = 0
+    last_c = None
+    start = None
+    r = dict(reads=0, judged=0, contested=0, violations=0, writes=0,
+             max_async_inflight=0, max_reads_expired=0, max_write_wait_ns=0)
+    row = 0
+    dispatched_in_gap = False
+    for e in ev:
+        if _async_write(e):
+            if e.action == "I":
+                waiting[e.sector] = e.time_ns
+            elif e.action == "D":
+                t0 = waiting.pop(e.sector, None)
+                if t0 is not None:
+                    r["max_write_wait_ns"] = max(r["max_write_wait_ns"],
+                                                 e.time_ns - t0)
+                dispatched_in_gap = True
+                row = 0
+                if start is not None:
+                    r["writes"] += 1
+                    inflight.add(e.sector)
+                    r["max_async_inflight"] = max(r["max_async_inflight"],
+                                                  len(inflight))
+            elif e.action in ("C", "R"):
+                inflight.discard(e.sector)
+            continue
+        if e.direction != "R" or "S" not in e.rwbs:
+            continue
+        if e.action == "C":
+            last_c = e.time_ns
+            dispatched_in_gap = False
+            oldest_at_c = min(waiting.values(), default=None)
+        elif e.action == "I":
+            reads += 1
+            if reads > skip and last_c is not None and \
+                    e.time_ns - last_c <= max_gap_ns:
+                if start is None:
+                    start = e.time_ns
+                r["judged"] += 1
+                if dispatched_in_gap:
+                    r["violations"] += 1
+                elif oldest_at_c is not None:
+                    r["contested"] += 1
+            last_c = None
+        elif e.action == "D" and expired_ns is not None:
+            oldest = min(waiting.values(), default=None)
+            if oldest is not None and e.time_ns - oldest > expired_ns:
+                row += 1
+                r["max_reads_expired"] = max(r["max_reads_expired"], row)
+            else:
+                row = 0
+    r["reads"] = reads
+    return r
+
+
 def served_ahead(events):
     """On a device that serves one request at a time (the SD card), how
     many requests of other processes were served before each request
@@ -1021,6 +1105,7 @@ USAGE = """usage: fwdlib.py blkparse-fmt
        fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS
        fwdlib.py fair-bound BLKPARSE.TXT FAIR_SLACK
        fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR
+       fwdlib.py fg-isolation BLKPARSE.TXT MAX_GAP_MS [EXPIRE_MS]
        fwdlib.py served-ahead BLKPARSE.TXT MIN_AHEAD"""
 
 
@@ -1077,6 +1162,13 @@ def main(argv=None):
                 print(o, v["requests"], v["most_in_flight"],
                       sum(1 for a in v["ahead"] if a >= k),
                       percentile(v["ahead"], 50) if v["ahead"] else 0)
+        elif cmd == "fg-isolation" and len(args) in (2, 3):
+            r = fg_isolation(parse_blkparse(args[0]), _ms(args[1]) * 1000000,
+                             expired_ns=(_ms(args[2]) * 1000000
+                                         if len(args) == 3 else None))
+            print(r["reads"], r["judged"], r["contested"], r["violations"],
+                  r["writes"], r["max_async_inflight"], r["max_reads_expired"],
+                  r["max_write_wait_ns"] // 1000000)
         elif cmd == "inflight-at" and len(args) == 2:
             counts = inflight_at(parse_blkparse(args[0]), _whole(args[1]))
             print(len(counts), percentile(counts, 50) if counts else 0,

@@ -678,6 +678,38 @@ class FairnessTraceTest(unittest.TestCase):
               _ev("R", 30, 8, 9), _ev("D", 2200, 8, 9)]
         self.assertEqual(fwdlib.inflight_at(ev, 1000), [2, 1, 0])
 
+    def test_fg_isolation(self):
+        ms = 1000000
+
+        def read(t, sector):
+            # inserted, dispatched 1 ms later, completed 2 ms after that
+            return [_ev("I", sector, 8, 5, "RS", t), _ev("D", sector, 8, 5, "RS", t + ms),
+                    _ev("C", sector, 8, 0, "RS", t + 3 * ms)]
+        ev = []
+        for i in range(6):                      # reads every 10 ms
+            ev += read(i * 10 * ms, 100 * i)
+        # a writeback write waits from 1 ms on; dispatched in the gap
+        # after the fifth read (43 ms .. 50 ms), then another write waits
+        ev += [_ev("I", 5000, 1024, 0, "W", 1 * ms),
+               _ev("D", 5000, 1024, 0, "W", 45 * ms),
+               _ev("C", 5000, 1024, 0, "W", 46 * ms),
+               _ev("I", 7000, 1024, 0, "W", 47 * ms),
+               _ev("D", 9000, 8, 7, "WS", 44 * ms),    # a sync write: ignored
+               _ev("I", 64, 8, 8, "RA", 44 * ms)]      # readahead: ignored
+        r = fwdlib.fg_isolation(ev, 8 * ms, skip=3)
+        # reads 4..6 judged (gaps of 7 ms); in the gap before read 6 a
+        # write was dispatched; before reads 4 and 5 one waited throughout
+        self.assertEqual((r["reads"], r["judged"], r["violations"],
+                          r["contested"]), (6, 3, 1, 2))
+        self.assertEqual(r["writes"], 1)
+        self.assertEqual(r["max_async_inflight"], 1)
+        self.assertEqual(r["max_write_wait_ns"], 44 * ms)
+        # gaps longer than the window are not judged
+        self.assertEqual(fwdlib.fg_isolation(ev, 5 * ms)["judged"], 0)
+        # reads dispatched while a write had waited over 20 ms: reads 4, 5
+        self.assertEqual(fwdlib.fg_isolation(ev, 8 * ms, expired_ns=20 * ms)
+                         ["max_reads_expired"], 2)
+
     def test_served_ahead(self):
         # pid 9 keeps two requests in flight, pid 5 reads one at a time;
         # a request of no known owner (inserted before the trace) is
