@@ -531,10 +531,11 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	    p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us))
 		fwd->fg = p;
 	/*
-	 * Without dispatch_depth, a foreground counts only the asynchronous
-	 * writes in flight, which it limits to one (fwd_hold_next()).
+	 * Without dispatch_depth only asynchronous writes are counted, all
+	 * of them, so that a foreground finds those already on the device;
+	 * it limits them to one (fwd_hold_next()).
 	 */
-	if (fwd->dispatch_depth || (fwd->fg && fwd_rq_async(rq))) {
+	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq))) {
 		flags |= FWD_RQ_COUNTED | FWD_RQ_TRACKED;
 		atomic_inc(&fwd->inflight);
 	} else if (c->nr_backlogged > 1 || fwd->fg || wb) {
