@@ -762,8 +762,9 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
     asynchronous write had waited longer than @expired_ns.  Returns a dict:
     reads, judged, contested, violations, writes (asynchronous writes
     dispatched from the first judged read on), max_async_inflight (the
-    most asynchronous writes in flight at a dispatch of one, from the first
-    judged read on), max_reads_expired, max_write_wait_ns.
+    most asynchronous writes in flight at a dispatch of one inside a judged
+    gap, when the reader is certainly active), max_reads_expired,
+    max_write_wait_ns.
     """
     ev = sorted((e for e in events if e.blocks), key=lambda e: e.time_ns)
     waiting = {}        # sector -> insertion time of a waiting async write
@@ -775,6 +776,7 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
              max_async_inflight=0, max_reads_expired=0, max_write_wait_ns=0)
     row = 0
     dispatched_in_gap = False
+    gap_inflight = 0    # most async writes in flight at a D in this gap
     for e in ev:
         if _async_write(e):
             if e.action == "I":
@@ -786,11 +788,11 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
                                                  e.time_ns - t0)
                 dispatched_in_gap = True
                 row = 0
+                inflight.add(e.sector)
+                if last_c is not None:
+                    gap_inflight = max(gap_inflight, len(inflight))
                 if start is not None:
                     r["writes"] += 1
-                    inflight.add(e.sector)
-                    r["max_async_inflight"] = max(r["max_async_inflight"],
-                                                  len(inflight))
             elif e.action in ("C", "R"):
                 inflight.discard(e.sector)
             continue
@@ -799,6 +801,7 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
         if e.action == "C":
             last_c = e.time_ns
             dispatched_in_gap = False
+            gap_inflight = 0
             oldest_at_c = min(waiting.values(), default=None)
         elif e.action == "I":
             reads += 1
@@ -807,6 +810,8 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
                 if start is None:
                     start = e.time_ns
                 r["judged"] += 1
+                r["max_async_inflight"] = max(r["max_async_inflight"],
+                                              gap_inflight)
                 if dispatched_in_gap:
                     r["violations"] += 1
                 elif oldest_at_c is not None:

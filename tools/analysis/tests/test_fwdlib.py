@@ -706,6 +706,13 @@ class FairnessTraceTest(unittest.TestCase):
         self.assertEqual(r["max_write_wait_ns"], 44 * ms)
         # gaps longer than the window are not judged
         self.assertEqual(fwdlib.fg_isolation(ev, 5 * ms)["judged"], 0)
+        # two writes in flight inside a judged gap count; outside, not
+        two = ev + [_ev("D", 8000, 8, 0, "W", 25 * ms),
+                    _ev("D", 8100, 8, 0, "W", 26 * ms),
+                    _ev("C", 8000, 8, 0, "W", 28 * ms),
+                    _ev("C", 8100, 8, 0, "W", 28 * ms)]
+        self.assertEqual(fwdlib.fg_isolation(two, 8 * ms)["max_async_inflight"], 2)
+        self.assertEqual(fwdlib.fg_isolation(two, 6 * ms)["max_async_inflight"], 0)
         # reads dispatched while a write had waited over 20 ms: reads 4, 5
         self.assertEqual(fwdlib.fg_isolation(ev, 8 * ms, expired_ns=20 * ms)
                          ["max_reads_expired"], 2)
