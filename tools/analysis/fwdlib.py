@@ -755,7 +755,9 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
 
     For each read after the first @skip: the gap from the completion (C)
     of the reader's previous read to its insertion (I).  A gap of at most
-    @max_gap_ns is judged: a violation when an asynchronous write was
+    @max_gap_ns is judged, unless a synchronous write (WS: an fsync, the
+    writer's close) waited or was dispatched in it, which lets every write
+    go: a violation when an asynchronous write was
     dispatched (D) inside it; it is "contested" when an asynchronous write
     was waiting (inserted, not yet dispatched) throughout it.  With
     @expired_ns, also the most reads dispatched in a row while an
@@ -777,7 +779,17 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
     row = 0
     dispatched_in_gap = False
     gap_inflight = 0    # most async writes in flight at a D in this gap
+    sync_waiting = set()
+    sync_in_gap = False
     for e in ev:
+        if e.direction == "W" and "S" in e.rwbs:
+            if e.action == "I":
+                sync_waiting.add(e.sector)
+                sync_in_gap = True
+            elif e.action == "D":
+                sync_waiting.discard(e.sector)
+                sync_in_gap = True
+            continue
         if _async_write(e):
             if e.action == "I":
                 waiting[e.sector] = e.time_ns
@@ -802,10 +814,11 @@ def fg_isolation(events, max_gap_ns, skip=3, expired_ns=None):
             last_c = e.time_ns
             dispatched_in_gap = False
             gap_inflight = 0
+            sync_in_gap = bool(sync_waiting)
             oldest_at_c = min(waiting.values(), default=None)
         elif e.action == "I":
             reads += 1
-            if reads > skip and last_c is not None and \
+            if reads > skip and last_c is not None and not sync_in_gap and \
                     e.time_ns - last_c <= max_gap_ns:
                 if start is None:
                     start = e.time_ns

@@ -694,7 +694,7 @@ class FairnessTraceTest(unittest.TestCase):
                _ev("D", 5000, 1024, 0, "W", 45 * ms),
                _ev("C", 5000, 1024, 0, "W", 46 * ms),
                _ev("I", 7000, 1024, 0, "W", 47 * ms),
-               _ev("D", 9000, 8, 7, "WS", 44 * ms),    # a sync write: ignored
+               _ev("D", 9000, 8, 7, "WS", 200 * ms),   # after the reads
                _ev("I", 64, 8, 8, "RA", 44 * ms)]      # readahead: ignored
         r = fwdlib.fg_isolation(ev, 8 * ms, skip=3)
         # reads 4..6 judged (gaps of 7 ms); in the gap before read 6 a
@@ -713,6 +713,9 @@ class FairnessTraceTest(unittest.TestCase):
                     _ev("C", 8100, 8, 0, "W", 28 * ms)]
         self.assertEqual(fwdlib.fg_isolation(two, 8 * ms)["max_async_inflight"], 2)
         self.assertEqual(fwdlib.fg_isolation(two, 6 * ms)["max_async_inflight"], 0)
+        # a synchronous write waiting in a gap leaves it unjudged
+        fsync = ev + [_ev("I", 9100, 8, 7, "WS", 44 * ms)]
+        self.assertEqual(fwdlib.fg_isolation(fsync, 8 * ms)["judged"], 2)
         # reads dispatched while a write had waited over 20 ms: reads 4, 5
         self.assertEqual(fwdlib.fg_isolation(ev, 8 * ms, expired_ns=20 * ms)
                          ["max_reads_expired"], 2)
