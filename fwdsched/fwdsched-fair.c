@@ -665,7 +665,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 		return 0;
 	inflight = atomic_read(&fwd->inflight);
 	prio = fwd_first_prio(fwd);
-	if (fwd->fg && !fwd->cls[prio].queued[FWD_READ] &&
+	if (!fwd->cls[prio].queued[FWD_READ] &&
 	    fwd_fg_holds_writes(fwd, prio) &&
 	    !fwd_head_expired(fwd, prio, FWD_WRITE) &&
 	    !fwd_aged_request(fwd, prio)) {
@@ -789,8 +789,12 @@ static bool fwd_hold_decide(struct fwd_data *fwd)
 	enum fwd_hold_reason reason = FWD_HOLD_DEPTH;
 	struct fwd_proc *w = NULL;
 	unsigned long delay = 0;
-	unsigned int hold;
+	unsigned int hold = atomic_read(&fwd->hold);
 
+	/* A window timed out is given up before the decision. */
+	if (hold == FWD_HOLD_TIMED_OUT &&
+	    atomic_cmpxchg(&fwd->hold, hold, FWD_HOLD_RERUN) == hold)
+		fwd_antic_ended(fwd, hold);
 	hold = fwd_hold_next(fwd, &reason, &w, &delay);
 	return fwd_hold_set(fwd, hold, reason, w, delay);
 }
@@ -811,15 +815,8 @@ bool fwd_hold_check(struct fwd_data *fwd)
  */
 void __fwd_hold_update(struct fwd_data *fwd)
 {
-	unsigned int hold = atomic_read(&fwd->hold);
-
-	if (hold == FWD_HOLD_ANTIC_ON)
-		return;
-	/* A window timed out is given up before the next decision. */
-	if (hold == FWD_HOLD_TIMED_OUT &&
-	    atomic_cmpxchg(&fwd->hold, hold, FWD_HOLD_RERUN) == hold)
-		fwd_antic_ended(fwd, hold);
-	fwd_hold_decide(fwd);
+	if (atomic_read(&fwd->hold) != FWD_HOLD_ANTIC_ON)
+		fwd_hold_decide(fwd);
 }
 
 /*

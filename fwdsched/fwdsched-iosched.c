@@ -209,8 +209,8 @@ static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 	/* A foreground's read ends a batch of asynchronous writes. */
 	if (fwd->batch_count < fwd->fifo_batch && c->queued[fwd->batch_dir] &&
 	    !(fwd->batch_dir == FWD_WRITE && reads &&
-	      !fwd_head_expired(fwd, prio, FWD_WRITE) &&
-	      fwd_fg_holds_writes(fwd, prio)))
+	      fwd_fg_holds_writes(fwd, prio) &&
+	      !fwd_head_expired(fwd, prio, FWD_WRITE)))
 		return fwd->batch_dir;
 	if (!writes)
 		dir = FWD_READ;

@@ -165,7 +165,7 @@ struct fwd_data {
 	unsigned int fair_slack;	/* in units of service */
 	unsigned int dispatch_depth;	/* 0: no hold */
 	struct fwd_proc *last_proc;	/* of the last insertion */
-	struct fwd_proc *fg;		/* the foreground, see fwd_fg_active() */
+	struct fwd_proc *fg;		/* the foreground, see __fwd_fg_active() */
 	unsigned long async_seen;	/* jiffies of the last async write */
 	u64 seq;			/* dispatches so far */
 	unsigned long time[FWD_TIME_COUNT];	/* in jiffies */
