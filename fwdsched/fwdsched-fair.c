@@ -345,13 +345,14 @@ struct fwd_proc *__fwd_fg_active(struct fwd_data *fwd)
 }
 
 /*
- * Writeback: asynchronous writes inserted in the last second (with many
- * tags they may all be on the device).  Readers may then be foreground.
+ * Writeback: asynchronous writes waiting in @c, which holds may keep
+ * there for seconds, or inserted in the last second (with many tags they
+ * may all be on the device).  Readers of @c may then be foreground.
  */
-static bool fwd_writeback(struct fwd_data *fwd)
+static bool fwd_writeback(struct fwd_data *fwd, struct fwd_class *c)
 {
-	return fwd->foreground_us &&
-	       time_in_range(jiffies, fwd->async_seen, fwd->async_seen + HZ);
+	return fwd->foreground_us && (c->async_writes ||
+	       time_in_range(jiffies, fwd->async_seen, fwd->async_seen + HZ));
 }
 
 /* ---------------------------------------------------------------- owners */
@@ -526,7 +527,7 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 		return;
 
 	c = &fwd->cls[p->prio];
-	wb = dir == FWD_READ && fwd_writeback(fwd);
+	wb = dir == FWD_READ && fwd_writeback(fwd, c);
 	if (wb && p->pid && p->ttime_samples >= FWD_TTIME_SAMPLES &&
 	    p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us))
 		fwd->fg = p;
