@@ -32,6 +32,9 @@
 d=$1
 kind=$(disk_kind "$d")
 gap_ms=15
+# fg_isolation reads insertions, dispatches, completions and requeues
+# alone (tools/lib/guest.sh blktrace_stop).
+BLK_KEEP=IDCR
 
 declare -A vm
 for k in dirty_background_bytes dirty_bytes dirty_background_ratio dirty_ratio; do
