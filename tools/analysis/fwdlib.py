@@ -717,10 +717,11 @@ def fair_bound_check(events, slack):
     return res
 
 
-def inflight_at(events, split):
+def inflight_at(events, split, own=False):
     """At each dispatch (D) of a request starting at or above sector
-    @split, the number of requests below @split that were dispatched and
-    not yet completed.  Returns the list of counts, in trace order."""
+    @split (with @own, below it instead), the number of requests below
+    @split that were dispatched and not yet completed.  Returns the list
+    of counts, in trace order."""
     inflight = {}
     counts = []
     for e in events:
@@ -728,9 +729,9 @@ def inflight_at(events, split):
             continue
         key = (e.dev, e.direction, e.sector)
         if e.action == "D":
-            if e.sector >= split:
+            if (e.sector >= split) != own:
                 counts.append(sum(n for k, n in inflight.items()))
-            else:
+            if e.sector < split:
                 inflight[key] = inflight.get(key, 0) + 1
         elif e.action == "C" and e.sector < split and inflight.get(key):
             inflight[key] -= 1
@@ -1122,7 +1123,7 @@ USAGE = """usage: fwdlib.py blkparse-fmt
        fwdlib.py sweep BLKPARSE.TXT READ_EXPIRE_MS
        fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS
        fwdlib.py fair-bound BLKPARSE.TXT FAIR_SLACK
-       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR
+       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR [own]
        fwdlib.py fg-isolation BLKPARSE.TXT MAX_GAP_MS [EXPIRE_MS]
        fwdlib.py served-ahead BLKPARSE.TXT MIN_AHEAD"""
 
@@ -1187,8 +1188,10 @@ def main(argv=None):
             print(r["reads"], r["judged"], r["contested"], r["violations"],
                   r["writes"], r["max_async_inflight"], r["max_reads_expired"],
                   r["max_write_wait_ns"] // 1000000)
-        elif cmd == "inflight-at" and len(args) == 2:
-            counts = inflight_at(parse_blkparse(args[0]), _whole(args[1]))
+        elif cmd == "inflight-at" and len(args) in (2, 3) and \
+                args[2:] in ([], ["own"]):
+            counts = inflight_at(parse_blkparse(args[0]), _whole(args[1]),
+                                 own=len(args) == 3)
             print(len(counts), percentile(counts, 50) if counts else 0,
                   min(counts, default=0))
         else:

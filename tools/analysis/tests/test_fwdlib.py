@@ -677,6 +677,8 @@ class FairnessTraceTest(unittest.TestCase):
               _ev("C", 10, 8, 9), _ev("D", 2100, 8, 9), _ev("C", 20, 8, 9),
               _ev("R", 30, 8, 9), _ev("D", 2200, 8, 9)]
         self.assertEqual(fwdlib.inflight_at(ev, 1000), [2, 1, 0])
+        # at the deep reader's own dispatches: 0 then 1 before them
+        self.assertEqual(fwdlib.inflight_at(ev, 1000, own=True), [0, 1])
 
     def test_fg_isolation(self):
         ms = 1000000
