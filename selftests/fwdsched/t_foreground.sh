@@ -73,7 +73,7 @@ run() {
 reset_tunables "$d"
 tunable_set "$d" write_expire 600000
 s0=$(cat "$(schedfs "$d")/stats")
-run isolation 8
+run isolation 6
 s1=$(cat "$(schedfs "$d")/stats")
 antic=$(stat_delta "$s0" "$s1" antic_holds)
 fgh=$(stat_delta "$s0" "$s1" fg_holds)
@@ -94,7 +94,7 @@ fi
 
 # 2. write_expire bounds the wait of every write.
 tunable_set "$d" write_expire 1000
-run expiry 8
+run expiry 6
 [ "${FG[4]}" -ge 10 ] || fail "only ${FG[4]} writes dispatched while the reader ran"
 # On UFS writes never wait that long: nothing holds them beyond one in
 # flight.
@@ -104,10 +104,10 @@ run expiry 8
 
 # 3. A switch while writes are held back.
 tunable_set "$d" write_expire 600000
-FWD_RUNTIME=8 FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
+FWD_RUNTIME=6 FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
 	run_fio "$d" selftest/fg-writer.fio "$FWD_OUT/switch" &
 fio_pid=$!
-sleep 5
+sleep 4
 timeout 150 bash -c "for _ in \$(seq 600); do
 	echo mq-deadline > /sys/block/$d/queue/scheduler 2>/dev/null && exit 0
 	sleep 0.2; done; exit 1" ||
