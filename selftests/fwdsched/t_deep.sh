@@ -43,7 +43,7 @@ depth=$(cat "$(iosched "$dev")/dispatch_depth")
 # median of the deep reader's requests in flight at its own dispatches in
 # MED.
 inflight() {
-	local n least
+	local n sync_med own_n
 	fresh_sched "$dev" "$1"
 	blk_start "$dev" "$2"
 	# 256 MiB each: the sync reader from 1 GiB (sector 2097152) on.
@@ -51,11 +51,9 @@ inflight() {
 		run_fio "$dev" selftest/deep-sync-regions.fio "$FWD_OUT/$2"
 	blk_stop
 	fwdlib inflight-at "$(blk_file "$2")" 2097152
-	read -r n sync_med least <<< "$FWDLIB_OUT"
+	read -r n sync_med _ own_n MED _ <<< "$FWDLIB_OUT"
 	[ "${n:-0}" -ge 200 ] || fail "$1: only ${n:-0} dispatches of the sync reader: too few to judge"
-	fwdlib inflight-at "$(blk_file "$2")" 2097152 own
-	read -r n MED least <<< "$FWDLIB_OUT"
-	diag "$1: deep reader's requests in flight at its $n dispatches: median $MED;" \
+	diag "$1: deep reader's requests in flight at its $own_n dispatches: median $MED;" \
 		"at the sync reader's: median $sync_med"
 	"$FWD_PY" - "$FWD_OUT/$2.json" <<'PY'
 import json, sys

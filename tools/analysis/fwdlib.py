@@ -1123,7 +1123,7 @@ USAGE = """usage: fwdlib.py blkparse-fmt
        fwdlib.py sweep BLKPARSE.TXT READ_EXPIRE_MS
        fwdlib.py deadline BLKPARSE.TXT EXPIRE_MS
        fwdlib.py fair-bound BLKPARSE.TXT FAIR_SLACK
-       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR [own]
+       fwdlib.py inflight-at BLKPARSE.TXT SPLIT_SECTOR
        fwdlib.py fg-isolation BLKPARSE.TXT MAX_GAP_MS [EXPIRE_MS]
        fwdlib.py served-ahead BLKPARSE.TXT MIN_AHEAD"""
 
@@ -1188,12 +1188,14 @@ def main(argv=None):
             print(r["reads"], r["judged"], r["contested"], r["violations"],
                   r["writes"], r["max_async_inflight"], r["max_reads_expired"],
                   r["max_write_wait_ns"] // 1000000)
-        elif cmd == "inflight-at" and len(args) in (2, 3) and \
-                args[2:] in ([], ["own"]):
-            counts = inflight_at(parse_blkparse(args[0]), _whole(args[1]),
-                                 own=len(args) == 3)
-            print(len(counts), percentile(counts, 50) if counts else 0,
-                  min(counts, default=0))
+        elif cmd == "inflight-at" and len(args) == 2:
+            ev = parse_blkparse(args[0])
+            out = []
+            for own in (False, True):
+                counts = inflight_at(ev, _whole(args[1]), own=own)
+                out += [len(counts), percentile(counts, 50) if counts else 0,
+                        min(counts, default=0)]
+            print(*out)
         else:
             print(USAGE, file=sys.stderr)
             return 2

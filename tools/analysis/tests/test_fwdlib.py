@@ -805,7 +805,9 @@ class FairnessTraceTest(unittest.TestCase):
         out = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py"),
                               "inflight-at", path, "150"], capture_output=True,
                              text=True, check=True).stdout
-        self.assertEqual(out.split(), ["1", "0", "0"])
+        # at the dispatch at 200: none below 150 in flight; at the one
+        # at 100, its own: none before it
+        self.assertEqual(out.split(), ["1", "0", "0", "1", "0", "0"])
         bad = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py"),
                               "fair-bound", path, "x"], capture_output=True)
         self.assertEqual(bad.returncode, 2)
