@@ -84,13 +84,14 @@ lint: deps
 	tools/lint $(KVERS)
 
 FWD_CACHE ?= /var/cache/fwdsched
-# Both series are based on Debian's source of UPSTREAM (fetched by
-# tools/setup/fetch-kernel): the block series on its tarball, the mmc
-# patch on the part of it extracted into build/src/.  The mmc patch must
+# The series are based on Debian's source of UPSTREAM (fetched by
+# tools/setup/fetch-kernel): the block series on its tarball, the
+# mq-deadline and mmc patches on the part of it extracted into build/src/.  The mmc patch must
 # also apply to the other kernels, for tools/setup/build-mmc-core.
 patches: deps
 	rel=$$(tools/setup/fetch-kernel $(UPSTREAM) | tail -n 1) && \
 	tools/patches/mkpatches --base $(FWD_CACHE)/debs/$$rel/src/usr/src/linux-source-$(UPSTREAM).tar.xz && \
+	tools/patches/mkpatches-mq-deadline --base build/src/$$rel && \
 	tools/patches/mkpatches-mmc --base build/src/$$rel --check \
 		$$(for k in $(KERNELS); do echo build/src/$$(tools/setup/fetch-kernel $$k | tail -n 1); done)
 

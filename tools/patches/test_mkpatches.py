@@ -145,7 +145,8 @@ class Source(unittest.TestCase):
 
 class Messages(unittest.TestCase):
     def test_exactly_the_messages_used(self):
-        used = {mk.COVER_MSG, mk.SCHED_MSG, mk.DOC_MSG}
+        # mkpatches's, and the mq-deadline patch's (mkpatches-mq-deadline)
+        used = {mk.COVER_MSG, mk.SCHED_MSG, mk.DOC_MSG, "mq-deadline-01-wrap"}
         self.assertEqual(set(os.listdir(mk.MSGS)), used)
         for m in used:
             self.assertTrue(mk.message(m).strip(), m)
