@@ -77,7 +77,7 @@ check_kernels() {
 debian_archive() {
 	local want=bookworm uri
 	[ "${1:-}" = security ] && want=bookworm-security
-	uri=$(apt_uris | awk -v w="$want" '$2 == w { print $1; exit }')
+	uri=$(apt_uris | awk -v w="$want" '$2 == w && u == "" { u = $1 } END { if (u != "") print u }')
 	[ -n "$uri" ] || die "no apt source for Debian's $want in /etc/apt (sources.list, sources.list.d/*.sources): add the one you use"
 	echo "${uri%/}"
 }
