@@ -21,6 +21,9 @@
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels;
 #                         W=1 for arm64 and arm (tools/setup/build-cross)
 #   make patches          regenerate patches/ from the sources
+#   make blktests         blktests' scheduler tests with fwdsched and the
+#                         mq-deadline wrap patch (BLKTESTS_SRC=<checkout>;
+#                         KVER=<series>, default the newest)
 #   make install          build for the running kernel (or KVER=<release>)
 #                         and install into its updates/; UDEV=1 adds the
 #                         udev rule, DESTDIR= installs under a staging root
@@ -46,7 +49,7 @@ endif
 # make check tests them too when they are built (see tools/check).
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
-.PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches \
+.PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches blktests \
 	install uninstall deb check-pkg soak cluster clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
@@ -94,6 +97,9 @@ patches: deps
 	tools/patches/mkpatches-mq-deadline --base build/src/$$rel && \
 	tools/patches/mkpatches-mmc --base build/src/$$rel --check \
 		$$(for k in $(KERNELS); do echo build/src/$$(tools/setup/fetch-kernel $$k | tail -n 1); done)
+
+blktests: deps
+	tools/blktests $(KVER)
 
 install:
 	@DESTDIR="$(DESTDIR)" UDEV="$(UDEV)" tools/install $(KVER)
