@@ -113,6 +113,12 @@ class Settings(unittest.TestCase):
         self.assertEqual(s["schedulers"],
                          ["mq-deadline", "deadline-wrap", "fwdsched"])
 
+    def test_twoproc_runs_deadline_wrap_when_asked(self):
+        b = plan(BENCH_SCHEDS="mq-deadline deadline-wrap kyber",
+                 BENCH_EXPERIMENTS="twoproc")["boots"][0]
+        arms = {r["arm"] for r in b["runs"] if r["role"] == "arm"}
+        self.assertEqual(arms, {"mq-deadline", "deadline-wrap"})
+
     def test_bad_values_are_refused_by_name(self):
         bad = [({"BENCH_FULL": "yes"}, "BENCH_FULL='yes': not 0 or 1 (1, or make "
                                        "bench FULL=1: the full matrix)"),
