@@ -29,6 +29,10 @@ BENCHMARKS = os.path.join(TOP, "BENCHMARKS.md")
 # them (report.py, soakreport.py, clusterreport.py) take them from here.
 BEGIN, END = "<!-- targets:begin -->", "<!-- targets:end -->"
 RUNS_BEGIN, RUNS_END = "<!-- runs:begin -->", "<!-- runs:end -->"
+# Every arm against the baseline (report.py's arms_section): copied too,
+# so that a figure quoted from an arm that no target judges (a commit
+# message's) can be checked here; reports written before it lack it.
+ARMS_BEGIN, ARMS_END = "<!-- arms:begin -->", "<!-- arms:end -->"
 
 
 class PublishError(Exception):
@@ -75,6 +79,10 @@ def soak_entry(root, run):
              "- host: %s CPUs, host kernel %s" % (h.get("nproc"), h.get("uname")),
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
+    try:
+        lines += [between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
+    except PublishError:
+        pass
     return run, "\n".join(lines)
 
 
@@ -146,6 +154,10 @@ def entry(root):
                  s["runtime_s"])] + _guests(root) + [
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
+    try:
+        lines += [between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
+    except PublishError:
+        pass
     return run, "\n".join(lines)
 
 
@@ -173,8 +185,9 @@ One entry per published run of `make bench`, `make soak` or `make
 cluster`, newest last, each appended by `tools/bench --publish
 results/<timestamp>` (`tools/soak --publish`, `tools/cluster --publish`)
 from the run's own files: the plan's date, commit and exact command, the
-host's state, and the report's target table, copied verbatim (no figure
-here is typed by hand; a cluster entry also carries its table of runs).
+host's state, and the report's target table and table of every arm
+against the baseline, copied verbatim (no figure here is typed by hand;
+a cluster entry also carries its table of runs).
 How the targets are judged: `fio-jobs/targets.json` and the head of any
 `report.md`; what the experiments are: `tools/BENCH.md`, sections "The
 benchmark", "The soak" and "The cluster".

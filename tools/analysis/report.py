@@ -801,6 +801,55 @@ class Report:
         md += [publish.END, ""]
         self.md += md
 
+    def arms_section(self):
+        """Every arm against the baseline, for the experiments whose
+        ratios the report gives (the headline's kind and the two
+        processes'), one row a measure, between publish's arm markers:
+        the figures of arms no target judges (the mq-deadline patch's
+        deadline-wrap) reach BENCHMARKS.md this way."""
+        rows = []
+        for b in self.plan["boots"]:
+            bid = b["id"]
+            where = b["device"].get("spec", "null_blk")
+            for exp in dict.fromkeys(r["experiment"] for r in b["runs"]):
+                e = self.plan["experiments"].get(exp, {})
+                if exp in ("twoproc", "deep-nullb"):
+                    measures = [("sync wait × alone", "sync_wait_x_alone", False),
+                                ("sync ÷ share", "sync_share_fraction", False)]
+                elif exp == "responsiveness" or (
+                        len(self.variants(bid, exp)) > 1 and not e.get("ratios")):
+                    continue
+                else:
+                    measures = []
+                if self.on_card(bid):
+                    measures.append(("device IOPS × %s" % self.base, "device_iops", True))
+                measures.append(("%s × %s" % ("total IOPS" if exp in ("twoproc", "deep-nullb")
+                                               else "IOPS", self.base),
+                                 "total_iops" if exp in ("twoproc", "deep-nullb")
+                                 else "iops", True))
+                for var in self.variants(bid, exp):
+                    for a in self.arms_in(bid, exp, var):
+                        for label, metric, ratio in measures:
+                            if ratio and a == self.base:
+                                continue
+                            if not self.series(bid, exp, var, a, metric):
+                                continue
+                            iv = self.iv(bid, exp, var, a, metric,
+                                         self.base if ratio else None)
+                            rows.append([b["kernel"], where + ("" if var is None
+                                                                else " / " + var),
+                                         exp, a, label,
+                                         bs.fmt_ratio(iv) if ratio else bs.fmt_interval(iv)])
+        if not rows:
+            return
+        self.md += ["## Every arm against %s" % self.base, "",
+                    "Median [interval] over rounds, as in the tables below; "
+                    "\"no difference\" when a ratio's interval holds 1.0.", "",
+                    publish.ARMS_BEGIN]
+        self.md += table(["kernel", "card / variant", "experiment", "arm",
+                          "measure", "median [interval]"], rows)
+        self.md += [publish.ARMS_END, ""]
+
     def on_card(self, bid):
         """Whether boot @bid ran on the emulated flash card (which has
         device time)."""
@@ -1252,6 +1301,7 @@ class Report:
         self.collect()
         self.header()
         self.targets_section()
+        self.arms_section()
         for b in self.plan["boots"]:
             self.md += ["## %s" % self.boot_title(b), ""]
             g = self.summary["guests"].get(b["id"])

@@ -485,6 +485,12 @@ class Report(unittest.TestCase):
         block = self.md[self.md.index("<!-- targets:begin -->") + 23:
                         self.md.index("<!-- targets:end -->")].strip("\n")
         self.assertIn(block, text)
+        # and every arm against the baseline, also verbatim
+        arms = self.md[self.md.index(publish.ARMS_BEGIN) + len(publish.ARMS_BEGIN):
+                       self.md.index(publish.ARMS_END)].strip("\n")
+        self.assertIn("| fwdsched | device IOPS × mq-deadline | ", arms)
+        self.assertNotIn("| mq-deadline | device IOPS", arms)
+        self.assertIn(arms, text)
         # not twice
         with self.assertRaises(publish.PublishError):
             publish.publish(self.root, bm)
