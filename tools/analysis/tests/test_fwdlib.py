@@ -347,6 +347,15 @@ class TestDispatchOwners(unittest.TestCase):
         self.assertEqual(self.owners(lines),
                          [(9, 40, 8, "R"), (1, 100, 16, "R"), (3, 292, 16, "R")])
 
+    def test_requeue_of_an_earlier_dispatch(self):
+        # 100 is requeued after 200 was dispatched: its first dispatch
+        # goes, 200's stays, and 100 counts where it was sent again
+        lines = ["8,0 I R 100 8 0.000000001 1 a", "8,0 I R 200 8 0.000000002 2 b",
+                 "8,0 D R 100 8 0.000000003 9 k", "8,0 D R 200 8 0.000000004 9 k",
+                 "8,0 R R 100 8 0.000000005 9 k", "8,0 D R 100 8 0.000000006 9 k",
+                 "8,0 R R 999 8 0.000000007 9 k"]           # never dispatched
+        self.assertEqual(self.owners(lines), [(2, 200, 8, "R"), (1, 100, 8, "R")])
+
     def test_no_insert_events_uses_queue_events(self):
         lines = ["8,0 Q R 100 8 0.000000001 1 a", "8,0 Q R 108 8 0.000000002 2 b",
                  "8,0 M R 108 8 0.000000002 2 b", "8,0 D R 100 16 0.000000003 7 k",
