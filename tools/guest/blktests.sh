@@ -15,7 +15,7 @@ rel=$(uname -r)
 OURS="fwdsched deadline-wrap"
 
 for m in fwdsched mq-deadline-wrap; do
-	lsmod | grep -q "^${m//-/_} " || insmod "$FWD_ROOT/build/$rel/$m.ko" ||
+	[ -d "/sys/module/${m//-/_}" ] || insmod "$FWD_ROOT/build/$rel/$m.ko" ||
 		die "cannot load build/$rel/$m.ko"
 done
 modprobe -q kyber-iosched || true
@@ -66,10 +66,11 @@ run "" block/005 block/020 block/021 block/027
 # (016 then gets EBUSY from nr_requests on 7.x, 017 counts no write in
 # flight).  So the copy's _configure_null_blk and _init_null_blk (the
 # copy is fresh from tools/blktests each run) set it as soon as the disk
-# exists, before the test goes on, and log it.  block/022 makes its own
+# exists, before the test goes on, and log it (once: appended twice,
+# the copy of the original would be the wrapper).  block/022 makes its own
 # disks and hot-plugs them in a loop: there a udev rule sets it, which
 # races the loop, as a phone's init would.
-cat >> "$dir/common/null_blk" <<'EOH'
+grep -q '^# Added by fwdsched' "$dir/common/null_blk" || cat >> "$dir/common/null_blk" <<'EOH'
 
 # Added by fwdsched's tools/guest/blktests.sh: each null_blk disk gets the
 # scheduler FWD_BLKT_SCHED (set in config) as soon as it exists.
