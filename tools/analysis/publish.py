@@ -80,7 +80,8 @@ def soak_entry(root, run):
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
     try:
-        lines += [between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
+        lines += ["Every arm against the baseline:", "",
+                  between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
     except PublishError:
         pass
     return run, "\n".join(lines)
@@ -155,7 +156,8 @@ def entry(root):
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
     try:
-        lines += [between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
+        lines += ["Every arm against the baseline:", "",
+                  between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
     except PublishError:
         pass
     return run, "\n".join(lines)

@@ -836,6 +836,8 @@ class Report:
                                 continue
                             iv = self.iv(bid, exp, var, a, metric,
                                          self.base if ratio else None)
+                            if not iv.get("n"):
+                                continue    # no round of the baseline
                             rows.append([b["kernel"], where + ("" if var is None
                                                                 else " / " + var),
                                          exp, a, label,
