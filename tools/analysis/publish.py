@@ -79,11 +79,6 @@ def soak_entry(root, run):
              "- host: %s CPUs, host kernel %s" % (h.get("nproc"), h.get("uname")),
              "- full report: `results/%s/report.md` (not in git)" % run,
              "", block, ""]
-    try:
-        lines += ["Every arm against the baseline:", "",
-                  between(root, ARMS_BEGIN, ARMS_END, "arm table"), ""]
-    except PublishError:
-        pass
     return run, "\n".join(lines)
 
 

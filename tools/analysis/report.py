@@ -801,6 +801,20 @@ class Report:
         md += [publish.END, ""]
         self.md += md
 
+    def section_kind(self, bid, exp):
+        """Which table experiment @exp of boot @bid gets: "twoproc" (two
+        processes' shares), "responsiveness" (start-ups), "family" (a
+        family of variants side by side, medians) or "headline" (ratios
+        to the baseline per arm, for each variant with ratios=True)."""
+        if exp in ("twoproc", "deep-nullb"):
+            return "twoproc"
+        if exp == "responsiveness":
+            return exp
+        if len(self.variants(bid, exp)) > 1 and \
+                not self.plan["experiments"].get(exp, {}).get("ratios"):
+            return "family"
+        return "headline"
+
     def arms_section(self):
         """Every arm against the baseline, for the experiments whose
         ratios the report gives (the headline's kind and the two
@@ -812,21 +826,18 @@ class Report:
             bid = b["id"]
             where = b["device"].get("spec", "null_blk")
             for exp in dict.fromkeys(r["experiment"] for r in b["runs"]):
-                e = self.plan["experiments"].get(exp, {})
-                if exp in ("twoproc", "deep-nullb"):
+                kind = self.section_kind(bid, exp)
+                if kind == "twoproc":
                     measures = [("sync wait × alone", "sync_wait_x_alone", False),
                                 ("sync ÷ share", "sync_share_fraction", False)]
-                elif exp == "responsiveness" or (
-                        len(self.variants(bid, exp)) > 1 and not e.get("ratios")):
-                    continue
+                    total = ("total IOPS", "total_iops")
+                elif kind == "headline":
+                    measures, total = [], ("IOPS", "iops")
                 else:
-                    measures = []
+                    continue
                 if self.on_card(bid):
                     measures.append(("device IOPS × %s" % self.base, "device_iops", True))
-                measures.append(("%s × %s" % ("total IOPS" if exp in ("twoproc", "deep-nullb")
-                                               else "IOPS", self.base),
-                                 "total_iops" if exp in ("twoproc", "deep-nullb")
-                                 else "iops", True))
+                measures.append(("%s × %s" % (total[0], self.base), total[1], True))
                 for var in self.variants(bid, exp):
                     for a in self.arms_in(bid, exp, var):
                         for label, metric, ratio in measures:
@@ -1318,15 +1329,9 @@ class Report:
                 if r["experiment"] not in exps:
                     exps.append(r["experiment"])
             for e in exps:
-                if e in ("twoproc", "deep-nullb"):
-                    self.twoproc(b["id"], e)
-                elif e == "responsiveness":
-                    self.responsiveness(b["id"], e)
-                elif len(self.variants(b["id"], e)) > 1 and \
-                        not self.plan["experiments"].get(e, {}).get("ratios"):
-                    self.family(b["id"], e)
-                else:
-                    self.headline(b["id"], e)
+                {"twoproc": self.twoproc, "responsiveness": self.responsiveness,
+                 "family": self.family, "headline": self.headline}[
+                    self.section_kind(b["id"], e)](b["id"], e)
             self.summary["boots"][b["id"]] = {
                 e: {"%s|%s" % (v if v is not None else "", a): ms
                     for (v, a), ms in (self.values.get((b["id"], e)) or {}).items()}
