@@ -8,9 +8,10 @@
  * fair_slack units of service of the least served one, V.  With
  * dispatch_depth set, the scheduler also holds back: at dispatch_depth
  * requests in flight, while the least served process is between two
- * requests, and by anticipating that process's next request.  Apart
- * from fairness, asynchronous writes wait for an active foreground
- * reader (__fwd_fg_active()).
+ * requests, and by anticipating that process's next request.  Without
+ * it, sync_depth caps the requests in flight while a process is between
+ * two requests.  Apart from fairness, asynchronous writes wait for an
+ * active foreground reader (__fwd_fg_active()).
  *
  * Entries are kept in a table of the scheduler's own, keyed by the thread
  * group: the block layer's io_context is per thread (unless CLONE_IO), so
@@ -534,9 +535,12 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	/*
 	 * Without dispatch_depth only asynchronous writes are counted, all
 	 * of them, so that a foreground finds those already on the device;
-	 * it limits them to one (fwd_hold_next()).
+	 * it limits them to one (fwd_hold_next()).  With sync_depth, so are
+	 * the requests dispatched while two processes of the class are
+	 * backlogged (fwd_sync_cap()).
 	 */
-	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq))) {
+	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq)) ||
+	    (fwd->sync_depth && c->nr_backlogged > 1)) {
 		flags |= FWD_RQ_COUNTED | FWD_RQ_TRACKED;
 		atomic_inc(&fwd->inflight);
 	} else if (c->nr_backlogged > 1 || fwd->fg || wb) {
@@ -639,6 +643,58 @@ static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
 }
 
 /*
+ * On a device with command queueing (dispatch_depth 0): a process of the
+ * first class within the limit, not the shared entry, with nothing
+ * waiting in the sweep (between two requests, or waiting for one on the
+ * device), or NULL.  Fairness serves its next request first (it is then
+ * the least served within the limit, see fwd_fair_idle()).
+ */
+static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd)
+{
+	enum fwd_prio prio = fwd_first_prio(fwd);
+	struct rb_node *node;
+	struct fwd_proc *p;
+	u64 limit;
+
+	if (prio == FWD_PRIO_COUNT || !fwd_limit(fwd, prio, &limit))
+		return NULL;
+	node = rb_first_cached(&fwd->cls[prio].backlog);
+	for (; (p = fwd_node_proc(node)) && p->vtime <= limit;
+	     node = rb_next(node))
+		if (p->pid && !fwd_proc_in_sweep(p))
+			return p;
+	return NULL;
+}
+
+/*
+ * sync_depth: while such a process W is backlogged, the others get at
+ * most sync_depth requests in flight beside W's own, so that W's next
+ * request waits behind no more of theirs.  @inflight requests are
+ * counted.  The device is never left idle for W: the hold is a
+ * threshold of at least one.
+ */
+static unsigned int fwd_sync_cap(struct fwd_data *fwd,
+				 enum fwd_hold_reason *reason,
+				 struct fwd_proc **w, unsigned int inflight)
+{
+	unsigned int n = fwd->sync_depth;
+	struct fwd_proc *p;
+
+	if (!n || inflight < n)
+		return 0;
+	p = fwd_sync_proc(fwd);
+	if (!p)
+		return 0;
+	n = min_t(unsigned int, n + atomic_read(&p->inflight),
+		  FWD_DISPATCH_DEPTH_MAX);
+	if (inflight < n)
+		return 0;
+	*reason = FWD_HOLD_FAIR;
+	*w = p;
+	return n;
+}
+
+/*
  * What the next dispatch must wait for, when no request waits at the
  * head:
  *  - the foreground: when only asynchronous writes wait in the first
@@ -653,6 +709,8 @@ static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
  *    waits behind at most n; when it blocks with nothing in flight, W's
  *    next request is anticipated (fwd_antic_delay());
  *  - dispatch_depth requests in flight.
+ * When dispatch_depth is 0 (a device with command queueing):
+ *  - sync_depth requests of others in flight, see fwd_sync_cap().
  */
 static unsigned int fwd_hold_next(struct fwd_data *fwd,
 				  enum fwd_hold_reason *reason,
@@ -678,7 +736,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 		return *delay ? FWD_HOLD_ANTIC_ON : 0;
 	}
 	if (!depth)
-		return 0;
+		return fwd_sync_cap(fwd, reason, w, inflight);
 	n = max(1U, depth - 1);
 	fair = fwd_fair_state(fwd, w);
 	*reason = FWD_HOLD_FAIR;

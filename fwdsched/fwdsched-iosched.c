@@ -68,6 +68,8 @@ static const unsigned int foreground_us = 50000; /* a reader's, against writes *
  */
 #define FWD_MMC_DEPTH		2U
 #define FWD_MMC_CQ_MAX_TAGS	32U
+/* Requests of others a reader between two requests may find ahead. */
+#define FWD_SYNC_DEPTH		1U
 
 static const enum fwd_time fwd_expire_time[FWD_DIR_COUNT] = {
 	[FWD_READ]	= FWD_TIME_READ_EXPIRE,
@@ -612,6 +614,20 @@ static unsigned int fwd_default_dispatch_depth(struct request_queue *q)
 	return 0;
 }
 
+/*
+ * sync_depth defaults to FWD_SYNC_DEPTH on a device with command queueing
+ * and at most FWD_MMC_CQ_MAX_TAGS tags (UFS, command-queueing eMMC: a
+ * phone's storage, whose few tags a deep reader fills), 0 elsewhere
+ * (NVMe, null_blk: parallelism to spare, see the rst file).
+ */
+static unsigned int fwd_default_sync_depth(struct request_queue *q)
+{
+	if (fwd_default_dispatch_depth(q) ||
+	    q->tag_set->queue_depth > FWD_MMC_CQ_MAX_TAGS)
+		return 0;
+	return FWD_SYNC_DEPTH;
+}
+
 /* ---------------------------------------------------------------- set-up */
 
 static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
@@ -647,6 +663,7 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 	fwd->front_merges = 1;
 	fwd->fair_slack = fair_slack;
 	fwd->dispatch_depth = fwd_default_dispatch_depth(q);
+	fwd->sync_depth = fwd_default_sync_depth(q);
 	fwd->anticipate_us = anticipate_us;
 	fwd->foreground_us = foreground_us;
 	fwd->batch_dir = FWD_READ;
@@ -795,6 +812,8 @@ FWD_UINT_SHOW(fair_slack)
 FWD_UINT_STORE(fair_slack, 0, FWD_FAIR_SLACK_OFF)
 FWD_UINT_SHOW(dispatch_depth)
 FWD_UINT_STORE(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
+FWD_UINT_SHOW(sync_depth)
+FWD_UINT_STORE(sync_depth, 0, FWD_DISPATCH_DEPTH_MAX)
 FWD_UINT_SHOW(anticipate_us)
 FWD_UINT_STORE(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
 FWD_UINT_SHOW(foreground_us)
@@ -842,6 +861,7 @@ static struct elv_fs_entry fwd_attrs[] = {
 	FWD_ATTR(async_depth),
 	FWD_ATTR(fair_slack),
 	FWD_ATTR(dispatch_depth),
+	FWD_ATTR(sync_depth),
 	FWD_ATTR(anticipate_us),
 	FWD_ATTR(foreground_us),
 	FWD_ATTR(prio_aging_expire),

@@ -164,6 +164,7 @@ struct fwd_data {
 	unsigned int writes_starved;
 	unsigned int fair_slack;	/* in units of service */
 	unsigned int dispatch_depth;	/* 0: no hold */
+	unsigned int sync_depth;	/* with dispatch_depth 0; 0: off */
 	struct fwd_proc *last_proc;	/* of the last insertion */
 	struct fwd_proc *fg;		/* the foreground, see __fwd_fg_active() */
 	unsigned long async_seen;	/* jiffies of the last async write */
@@ -361,10 +362,22 @@ static inline bool fwd_fg_holds_writes(struct fwd_data *fwd,
 	       c->async_writes == c->queued[FWD_WRITE] && __fwd_fg_active(fwd);
 }
 
-/* Is there a hold to decide: dispatch_depth, a hold, a foreground? */
+/* Is sync_depth in force: some class has two processes backlogged? */
+static inline bool fwd_sync_wanted(struct fwd_data *fwd)
+{
+	return fwd->sync_depth && (fwd->cls[FWD_PRIO_BE].nr_backlogged > 1 ||
+				   fwd->cls[FWD_PRIO_RT].nr_backlogged > 1 ||
+				   fwd->cls[FWD_PRIO_IDLE].nr_backlogged > 1);
+}
+
+/*
+ * Is there a hold to decide: dispatch_depth, a hold, a foreground,
+ * sync_depth?
+ */
 static inline bool fwd_hold_wanted(struct fwd_data *fwd)
 {
-	return fwd->dispatch_depth || fwd->fg || atomic_read(&fwd->hold);
+	return fwd->dispatch_depth || fwd->fg || atomic_read(&fwd->hold) ||
+	       fwd_sync_wanted(fwd);
 }
 
 /* For fwd_has_work(): a hold is in effect, or is being decided again. */
