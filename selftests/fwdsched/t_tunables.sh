@@ -23,10 +23,13 @@ async_depth - 1 $nr"
 fair_slack ${FWD_FAIR_DEFAULT:-8} 0 4096"
 # dispatch_depth defaults to 2 on an MMC card without command queueing
 # (QEMU's SD card), to 0 (no limit) everywhere else.
-depth=0
-[ "$(disk_kind "$d")" = mmc ] && depth=2
+# sync_depth defaults to 1 where dispatch_depth is 0 and the device has
+# at most 32 tags (UFS), to 0 everywhere else.
+depth=0 sync_depth=1
+[ "$(disk_kind "$d")" = mmc ] && depth=2 sync_depth=0
 table="$table
 dispatch_depth $depth 0 4096
+sync_depth $sync_depth 0 4096
 anticipate_us 4000 0 100000
 foreground_us 50000 0 100000"
 [ -e "$dir/prio_aging_expire" ] && table="$table

@@ -1197,7 +1197,8 @@ def main(argv=None):
             for own in (False, True):
                 counts = inflight_at(ev, _whole(args[1]), own=own)
                 out += [len(counts), percentile(counts, 50) if counts else 0,
-                        min(counts, default=0)]
+                        min(counts, default=0),
+                        percentile(counts, 90) if counts else 0]
             print(*out)
         else:
             print(USAGE, file=sys.stderr)

@@ -816,7 +816,7 @@ class FairnessTraceTest(unittest.TestCase):
                              text=True, check=True).stdout
         # at the dispatch at 200: none below 150 in flight; at the one
         # at 100, its own: none before it
-        self.assertEqual(out.split(), ["1", "0", "0", "1", "0", "0"])
+        self.assertEqual(out.split(), ["1", "0", "0", "0", "1", "0", "0", "0"])
         bad = subprocess.run([sys.executable, os.path.join(HERE, "fwdlib.py"),
                               "fair-bound", path, "x"], capture_output=True)
         self.assertEqual(bad.returncode, 2)
