@@ -536,11 +536,11 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	 * Without dispatch_depth only asynchronous writes are counted, all
 	 * of them, so that a foreground finds those already on the device;
 	 * it limits them to one (fwd_hold_next()).  With sync_depth, so are
-	 * the requests dispatched while two processes of the class are
-	 * backlogged (fwd_sync_cap()).
+	 * the requests dispatched while two processes are backlogged
+	 * (fwd_sync_cap()).
 	 */
 	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq)) ||
-	    (fwd->sync_depth && c->nr_backlogged > 1)) {
+	    fwd_sync_wanted(fwd)) {
 		flags |= FWD_RQ_COUNTED | FWD_RQ_TRACKED;
 		atomic_inc(&fwd->inflight);
 	} else if (c->nr_backlogged > 1 || fwd->fg || wb) {
@@ -643,25 +643,46 @@ static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
 }
 
 /*
- * On a device with command queueing (dispatch_depth 0): a process of the
- * first class within the limit, not the shared entry, with nothing
- * waiting in the sweep (between two requests, or waiting for one on the
- * device), or NULL.  Fairness serves its next request first (it is then
- * the least served within the limit, see fwd_fair_idle()).
+ * A process that sync_depth keeps room for: not the shared entry, its
+ * think time known, backlogged with nothing waiting in the sweep
+ * (between two requests, or waiting for one on the device).
+ */
+static bool fwd_sync_between(struct fwd_data *fwd, struct fwd_proc *p)
+{
+	return p->pid && p->ttime_samples >= FWD_TTIME_SAMPLES &&
+	       !fwd_proc_in_sweep(p) && fwd_proc_backlogged(fwd, p);
+}
+
+/*
+ * On a device with command queueing (dispatch_depth 0): such a process
+ * of a class above the first with requests, or of the first within the
+ * limit, or NULL; none while an expired or aged request waits.  Its next
+ * request is served first: by its class, or by fairness (it is then the
+ * least served within the limit, see fwd_fair_idle()).
  */
 static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd)
 {
-	enum fwd_prio prio = fwd_first_prio(fwd);
+	enum fwd_prio first = fwd_first_prio(fwd), prio;
 	struct rb_node *node;
 	struct fwd_proc *p;
 	u64 limit;
 
-	if (prio == FWD_PRIO_COUNT || !fwd_limit(fwd, prio, &limit))
+	if (first == FWD_PRIO_COUNT || fwd_aged_request(fwd, first) ||
+	    fwd_head_expired(fwd, first, FWD_READ) ||
+	    fwd_head_expired(fwd, first, FWD_WRITE))
 		return NULL;
-	node = rb_first_cached(&fwd->cls[prio].backlog);
+	for (prio = 0; prio < first; prio++) {
+		node = rb_first_cached(&fwd->cls[prio].backlog);
+		for (; (p = fwd_node_proc(node)); node = rb_next(node))
+			if (fwd_sync_between(fwd, p))
+				return p;
+	}
+	if (!fwd_limit(fwd, first, &limit))
+		return NULL;
+	node = rb_first_cached(&fwd->cls[first].backlog);
 	for (; (p = fwd_node_proc(node)) && p->vtime <= limit;
 	     node = rb_next(node))
-		if (p->pid && !fwd_proc_in_sweep(p))
+		if (fwd_sync_between(fwd, p))
 			return p;
 	return NULL;
 }
@@ -699,8 +720,9 @@ static unsigned int fwd_sync_cap(struct fwd_data *fwd,
  * head:
  *  - the foreground: when only asynchronous writes wait in the first
  *    class (none expired nor aged) and the foreground is active, until
- *    the requests counted in flight completed (with dispatch_depth 0 only
- *    asynchronous writes are counted), then, with dispatch_depth set, by
+ *    the requests counted in flight completed (with dispatch_depth 0 the
+ *    asynchronous writes, and with sync_depth those dispatched while two
+ *    processes were backlogged), then, with dispatch_depth set, by
  *    anticipating its next read for what is left of its window.
  * When dispatch_depth is set (an SD card; 0 elsewhere):
  *  - fairness: when fairness blocks, or the next request is owed to W,

@@ -617,8 +617,9 @@ static unsigned int fwd_default_dispatch_depth(struct request_queue *q)
 /*
  * sync_depth defaults to FWD_SYNC_DEPTH on a device with command queueing
  * and at most FWD_MMC_CQ_MAX_TAGS tags (UFS, command-queueing eMMC: a
- * phone's storage, whose few tags a deep reader fills), 0 elsewhere
- * (NVMe, null_blk: parallelism to spare, see the rst file).
+ * phone's storage, whose few tags a deep reader fills; SATA with NCQ
+ * too), 0 elsewhere (NVMe, null_blk: parallelism to spare, see the rst
+ * file).
  */
 static unsigned int fwd_default_sync_depth(struct request_queue *q)
 {

@@ -362,12 +362,12 @@ static inline bool fwd_fg_holds_writes(struct fwd_data *fwd,
 	       c->async_writes == c->queued[FWD_WRITE] && __fwd_fg_active(fwd);
 }
 
-/* Is sync_depth in force: some class has two processes backlogged? */
+/* Is sync_depth in force: are two processes backlogged? */
 static inline bool fwd_sync_wanted(struct fwd_data *fwd)
 {
-	return fwd->sync_depth && (fwd->cls[FWD_PRIO_BE].nr_backlogged > 1 ||
-				   fwd->cls[FWD_PRIO_RT].nr_backlogged > 1 ||
-				   fwd->cls[FWD_PRIO_IDLE].nr_backlogged > 1);
+	return fwd->sync_depth && fwd->cls[FWD_PRIO_RT].nr_backlogged +
+				  fwd->cls[FWD_PRIO_BE].nr_backlogged +
+				  fwd->cls[FWD_PRIO_IDLE].nr_backlogged > 1;
 }
 
 /*
