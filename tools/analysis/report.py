@@ -817,8 +817,9 @@ class Report:
 
     def arms_section(self):
         """Every arm against the baseline, for the experiments whose
-        ratios the report gives (the headline's kind and the two
-        processes'), one row a measure, between publish's arm markers:
+        ratios the report gives (the headline's kind, the two processes'
+        and the start-ups'), one row a measure, between publish's arm
+        markers:
         the figures of arms no target judges (the mq-deadline patch's
         deadline-wrap) reach BENCHMARKS.md this way."""
         rows = []
@@ -833,11 +834,19 @@ class Report:
                     total = ("total IOPS", "total_iops")
                 elif kind == "headline":
                     measures, total = [], ("IOPS", "iops")
+                elif kind == "responsiveness":
+                    measures = [("start-up × idle", "startup_x_idle", False),
+                                ("program start-up × idle", "app_x_idle", False),
+                                ("bg write × %s" % self.base, "bg_write_bps", True),
+                                ("bg read IOPS × %s" % self.base, "bg_read_iops", True)]
+                    total = None
                 else:
                     continue
-                if self.on_card(bid):
-                    measures.append(("device IOPS × %s" % self.base, "device_iops", True))
-                measures.append(("%s × %s" % (total[0], self.base), total[1], True))
+                if total:
+                    if self.on_card(bid):
+                        measures.append(("device IOPS × %s" % self.base,
+                                         "device_iops", True))
+                    measures.append(("%s × %s" % (total[0], self.base), total[1], True))
                 for var in self.variants(bid, exp):
                     for a in self.arms_in(bid, exp, var):
                         for label, metric, ratio in measures:

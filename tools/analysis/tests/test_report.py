@@ -211,6 +211,11 @@ class Report(unittest.TestCase):
                       self.md)
         # the experiment keeps mq-deadline, bfq and fwdsched: no none
         self.assertNotIn("| both | none |", self.md)
+        # every arm's start-ups against idle reach the arm table too
+        arms = self.md[self.md.index("## Every arm against"):]
+        self.assertIn("| paper / writer | responsiveness | fwdsched | "
+                      "start-up × idle | 1.40 [1.30, 1.60] |", arms)
+        self.assertNotIn("| paper / idle | responsiveness |", arms)
         # no bfq in this run
         self.assertIsNone(self.t[("startup-bfq", "paper / writer")]["verdict"])
         self.assertIsNone(self.t[("app-startup-bfq", "paper / writer")]["verdict"])
