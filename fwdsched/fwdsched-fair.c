@@ -140,6 +140,16 @@ static unsigned long fwd_proc_window(struct fwd_proc *p)
 		     FWD_WINDOW_MAX);
 }
 
+/*
+ * A process whose think time is known, over at least two samples; not
+ * the shared entry.  The anticipation, sync_depth and the foreground
+ * wait only for such a process.
+ */
+static bool fwd_proc_thinks(struct fwd_proc *p)
+{
+	return p->pid && p->ttime_samples >= FWD_TTIME_SAMPLES;
+}
+
 /* Ticks left of @p's window at fwd_data.clock, or 0. */
 static unsigned long fwd_window_left(struct fwd_data *fwd, struct fwd_proc *p,
 				     unsigned long window)
@@ -529,7 +539,7 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 
 	c = &fwd->cls[p->prio];
 	wb = dir == FWD_READ && fwd_writeback(fwd, c);
-	if (wb && p->pid && p->ttime_samples >= FWD_TTIME_SAMPLES &&
+	if (wb && fwd_proc_thinks(p) &&
 	    p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us))
 		fwd->fg = p;
 	/*
@@ -588,6 +598,17 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
  */
 enum fwd_fair_state { FWD_FAIR_FREE, FWD_FAIR_OWED, FWD_FAIR_BLOCKED };
 
+/*
+ * The first class with requests, @prio, or a lower one has a request
+ * aged or expired, or there is none: neither fairness hold nor cap.
+ */
+static bool fwd_hold_exempt(struct fwd_data *fwd, enum fwd_prio prio)
+{
+	return prio == FWD_PRIO_COUNT || fwd_aged_request(fwd, prio) ||
+	       fwd_head_expired(fwd, prio, FWD_READ) ||
+	       fwd_head_expired(fwd, prio, FWD_WRITE);
+}
+
 static enum fwd_fair_state fwd_fair_state(struct fwd_data *fwd,
 					  struct fwd_proc **wp)
 {
@@ -598,11 +619,7 @@ static enum fwd_fair_state fwd_fair_state(struct fwd_data *fwd,
 	enum fwd_prio prio;
 
 	prio = fwd_first_prio(fwd);
-	if (fwd_aged_request(fwd, prio))
-		return FWD_FAIR_FREE;
-	if (prio == FWD_PRIO_COUNT || !fwd_limit(fwd, prio, &limit) ||
-	    fwd_head_expired(fwd, prio, FWD_READ) ||
-	    fwd_head_expired(fwd, prio, FWD_WRITE))
+	if (fwd_hold_exempt(fwd, prio) || !fwd_limit(fwd, prio, &limit))
 		return FWD_FAIR_FREE;
 	node = rb_first_cached(&fwd->cls[prio].backlog);
 	for (; (p = fwd_node_proc(node)); node = rb_next(node)) {
@@ -635,22 +652,21 @@ static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
 {
 	unsigned long max = FWD_US_TO_TICKS(fwd->anticipate_us);
 
-	if (!max || fwd->dispatch_depth > 2 || !w->pid ||
-	    w->ttime_samples < FWD_TTIME_SAMPLES || w->ttime > max ||
-	    atomic_read(&w->inflight))
+	if (!max || fwd->dispatch_depth > 2 || !fwd_proc_thinks(w) ||
+	    w->ttime > max || atomic_read(&w->inflight))
 		return 0;
 	return fwd_window_left(fwd, w, min(fwd_proc_window(w), max));
 }
 
 /*
- * A process that sync_depth keeps room for: not the shared entry, its
- * think time known, backlogged with nothing waiting in the sweep
- * (between two requests, or waiting for one on the device).
+ * A process that sync_depth keeps room for: its think time known,
+ * backlogged with nothing waiting in the sweep (between two requests, or
+ * waiting for one on the device).
  */
 static bool fwd_sync_between(struct fwd_data *fwd, struct fwd_proc *p)
 {
-	return p->pid && p->ttime_samples >= FWD_TTIME_SAMPLES &&
-	       !fwd_proc_in_sweep(p) && fwd_proc_backlogged(fwd, p);
+	return fwd_proc_thinks(p) && !fwd_proc_in_sweep(p) &&
+	       fwd_proc_backlogged(fwd, p);
 }
 
 /*
@@ -667,9 +683,7 @@ static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd)
 	struct fwd_proc *p;
 	u64 limit;
 
-	if (first == FWD_PRIO_COUNT || fwd_aged_request(fwd, first) ||
-	    fwd_head_expired(fwd, first, FWD_READ) ||
-	    fwd_head_expired(fwd, first, FWD_WRITE))
+	if (fwd_hold_exempt(fwd, first))
 		return NULL;
 	for (prio = 0; prio < first; prio++) {
 		node = rb_first_cached(&fwd->cls[prio].backlog);

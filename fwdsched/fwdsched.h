@@ -324,7 +324,7 @@ void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
 void fwd_hold_rerun(struct fwd_data *fwd);
 
 /*
- * The hot paths' checks, inline: with one process in a class and no
+ * The hot paths' checks, inline: with one process backlogged and no
  * dispatch_depth, none of fwdsched-fair.c's work runs.
  */
 
