@@ -669,31 +669,13 @@ static bool fwd_sync_between(struct fwd_data *fwd, struct fwd_proc *p)
 	       fwd_proc_backlogged(fwd, p);
 }
 
-/*
- * On a device with command queueing (dispatch_depth 0): such a process
- * of a class above the first with requests, or of the first within the
- * limit, or NULL; none while an expired or aged request waits.  Its next
- * request is served first: by its class, or by fairness (it is then the
- * least served within the limit, see fwd_fair_idle()).
- */
-static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd)
+/* Such a process of class @prio, at most @limit served, or NULL. */
+static struct fwd_proc *fwd_sync_in(struct fwd_data *fwd, enum fwd_prio prio,
+				    u64 limit)
 {
-	enum fwd_prio first = fwd_first_prio(fwd), prio;
-	struct rb_node *node;
+	struct rb_node *node = rb_first_cached(&fwd->cls[prio].backlog);
 	struct fwd_proc *p;
-	u64 limit;
 
-	if (fwd_hold_exempt(fwd, first))
-		return NULL;
-	for (prio = 0; prio < first; prio++) {
-		node = rb_first_cached(&fwd->cls[prio].backlog);
-		for (; (p = fwd_node_proc(node)); node = rb_next(node))
-			if (fwd_sync_between(fwd, p))
-				return p;
-	}
-	if (!fwd_limit(fwd, first, &limit))
-		return NULL;
-	node = rb_first_cached(&fwd->cls[first].backlog);
 	for (; (p = fwd_node_proc(node)) && p->vtime <= limit;
 	     node = rb_next(node))
 		if (fwd_sync_between(fwd, p))
@@ -702,13 +684,39 @@ static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd)
 }
 
 /*
+ * On a device with command queueing (dispatch_depth 0): such a process
+ * of a class above @first, the first with requests, or of @first within
+ * the limit, or NULL; none while an expired or aged request waits.  Its
+ * next request is served first: by its class, or by fairness (it is then
+ * the least served within the limit, see fwd_fair_idle()).
+ */
+static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd,
+				      enum fwd_prio first)
+{
+	struct fwd_proc *p;
+	enum fwd_prio prio;
+	u64 limit;
+
+	if (fwd_hold_exempt(fwd, first))
+		return NULL;
+	for (prio = 0; prio < first; prio++) {
+		p = fwd_sync_in(fwd, prio, U64_MAX);
+		if (p)
+			return p;
+	}
+	if (!fwd_limit(fwd, first, &limit))
+		return NULL;
+	return fwd_sync_in(fwd, first, limit);
+}
+
+/*
  * sync_depth: while such a process W is backlogged, the others get at
  * most sync_depth requests in flight beside W's own, so that W's next
  * request waits behind no more of theirs.  @inflight requests are
  * counted.  The device is never left idle for W: the hold is a
- * threshold of at least one.
+ * threshold of at least one.  @prio is the first class with requests.
  */
-static unsigned int fwd_sync_cap(struct fwd_data *fwd,
+static unsigned int fwd_sync_cap(struct fwd_data *fwd, enum fwd_prio prio,
 				 enum fwd_hold_reason *reason,
 				 struct fwd_proc **w, unsigned int inflight)
 {
@@ -717,7 +725,7 @@ static unsigned int fwd_sync_cap(struct fwd_data *fwd,
 
 	if (!n || inflight < n)
 		return 0;
-	p = fwd_sync_proc(fwd);
+	p = fwd_sync_proc(fwd, prio);
 	if (!p)
 		return 0;
 	n = min_t(unsigned int, n + atomic_read(&p->inflight),
@@ -772,7 +780,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 		return *delay ? FWD_HOLD_ANTIC_ON : 0;
 	}
 	if (!depth)
-		return fwd_sync_cap(fwd, reason, w, inflight);
+		return fwd_sync_cap(fwd, prio, reason, w, inflight);
 	n = max(1U, depth - 1);
 	fair = fwd_fair_state(fwd, w);
 	*reason = FWD_HOLD_FAIR;
