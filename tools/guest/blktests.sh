@@ -83,6 +83,9 @@ if [[ -n ${FWD_BLKT_SCHED:-} ]]; then
 		local q
 		for q in /sys/block/nullb*/queue/scheduler; do
 			[[ -e $q ]] || continue
+			# Once per disk: a disk set by an earlier call is
+			# not logged again.
+			[[ $(cat "$q") == *"[$FWD_BLKT_SCHED]"* ]] && continue
 			echo "$FWD_BLKT_SCHED" > "$q" || return 1
 			echo "${q#/sys/block/} $(cat "$q")" >> "$FWD_BLKT_LOG"
 		done

@@ -139,8 +139,8 @@ blktrace_start() {
 # "Total: ... (dropped N)", kept in <file> with .txt replaced by
 # .blktrace.log); a trace with drops lacks whole stretches of events, and
 # is said so on stderr.  No analysis reads the get-request and plug
-# events (G, P, U), which are dropped: on 6.12, which traces a plug and
-# an unplug per direct read, they were 3 in 7 lines, and parsing took
+# events (G, P, U, UT), which are dropped: on 6.12, which traces a plug
+# and an unplug per direct read, they were 3 in 7 lines, and parsing took
 # most of a test's time under TCG.  With BLK_KEEP set to action letters
 # (e.g. IDCR), only the events of those actions are kept: a buffered
 # writer's queue and merge events (Q, M: one a page) made 99% of a UFS
@@ -165,7 +165,7 @@ blktrace_stop() {
 	if [ -n "${BLK_KEEP:-}" ]; then
 		grep -E "^[^ ]+ [^ ]+ [$BLK_KEEP] " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
 	else
-		grep -vE "^[^ ]+ [^ ]+ [GPU] " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
+		grep -vE "^[^ ]+ [^ ]+ (G|P|UT?) " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
 	fi
 	[ "$rc" -le 1 ] || die "filtering the trace for $BLK_OUT failed"
 	mv "$BLK_TMP/k.txt" "$BLK_TMP/t.txt"
