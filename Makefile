@@ -18,6 +18,8 @@
 #   make cluster          paper 001's cluster of flash nodes (NBD, dm-linear,
 #                         a shaped link) on 6.12, with its report
 #   make crosslayer       the cross-layer timeline (KVER=6.12 by default)
+#   make profile          where the schedulers' CPU goes on null_blk without
+#                         latency: perf in the guest (KVER=6.12 by default)
 #   make lint             checkpatch --strict, W=1 and sparse on all kernels;
 #                         W=1 for arm64 and arm (tools/setup/build-cross)
 #   make patches          regenerate patches/ from the sources
@@ -49,7 +51,7 @@ endif
 # make check tests them too when they are built (see tools/check).
 DEBUG_KVERS ?= $(strip $(file < tools/debug-kernels))
 
-.PHONY: all deps check check-debug debug-kernel bench crosslayer lint patches blktests \
+.PHONY: all deps check check-debug debug-kernel bench crosslayer profile lint patches blktests \
 	install uninstall deb check-pkg soak cluster clean $(addprefix build-,$(KVERS))
 
 all: $(addprefix build-,$(KVERS))
@@ -82,6 +84,9 @@ cluster: deps
 
 crosslayer: deps
 	CROSSLAYER_KVER=$(or $(KVER),6.12) tools/crosslayer
+
+profile: deps
+	PROFILE_KVER=$(or $(KVER),6.12) tools/profile
 
 lint: deps
 	tools/lint $(KVERS)
