@@ -96,7 +96,7 @@ def summarize(rundir, top=12):
         out.append("| scheduler | IOPS (median) | × %s (median of rounds) "
                    "| own functions %% | lock wait %% | idle %% |" % BASE)
         out.append("|---|--:|--:|--:|--:|--:|")
-        funcs = {}
+        funcs, profiled = {}, {}
         for s in scheds:
             iops = [by[(s, r)] for r in rounds if (s, r) in by]
             ratios = [by[(s, r)] / by[(BASE, r)] for r in rounds
@@ -112,6 +112,7 @@ def summarize(rundir, top=12):
                 for k, v in prof.items():
                     if own(k, s):
                         funcs.setdefault(s, {}).setdefault(k, []).append(v)
+            profiled[s] = len(sh)
             ratio = ("%.3f" % statistics.median(ratios)
                      if ratios and s != BASE else "1" if s == BASE else "n/a")
             cols = ["%.2f" % statistics.mean(x[i] for x in sh) if sh
@@ -121,9 +122,7 @@ def summarize(rundir, top=12):
         for s in scheds:
             if s not in funcs:
                 continue
-            n = len([r for r in rounds
-                     if os.path.exists(os.path.join(
-                         rundir, "%s.%s.r%d.txt" % (job, s, r)))])
+            n = profiled[s]
             mean = sorted(((sum(v) / n, k) for k, v in funcs[s].items()),
                           key=lambda t: (-t[0], t[1]))
             out.append("\n%s's own functions (%% of all samples, mean over "

@@ -40,7 +40,7 @@ echo -1 > /proc/sys/kernel/perf_event_paranoid
 for r in $(seq 1 "$rounds"); do
 	for j in $jobs; do
 		for s in $scheds; do
-			echo "$s" > "/sys/block/$d/queue/scheduler"
+			set_sched "$d" "$s"
 			echo "profile: round $r/$rounds, $j, $s" >&2
 			FWD_RUNTIME=$runtime perf record -q -a -e cpu-clock -F 999 \
 				-o /tmp/perf.data -- \
@@ -67,5 +67,5 @@ for r in $(seq 1 "$rounds"); do
 		done
 	done
 done
-echo none > "/sys/block/$d/queue/scheduler"
+set_sched "$d" none
 nullb_remove "$d"
