@@ -590,7 +590,7 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 /* ---------------------------------------------------------------- holds */
 
 /*
- * What fairness asks of the next dispatch in the first class with
+ * What fairness asks of the next dispatch in @prio, the first class with
  * requests.  W is the least served backlogged process with nothing
  * waiting in the sweep.  BLOCKED: no request within the limit waits (nor
  * an aged or expired one); OWED: W has nothing in flight and nobody
@@ -610,15 +610,14 @@ static bool fwd_hold_exempt(struct fwd_data *fwd, enum fwd_prio prio)
 }
 
 static enum fwd_fair_state fwd_fair_state(struct fwd_data *fwd,
+					  enum fwd_prio prio,
 					  struct fwd_proc **wp)
 {
 	u64 limit, v = 0, qmin = U64_MAX;
 	struct fwd_proc *p, *w = NULL;
 	bool eligible = false;
 	struct rb_node *node;
-	enum fwd_prio prio;
 
-	prio = fwd_first_prio(fwd);
 	if (fwd_hold_exempt(fwd, prio) || !fwd_limit(fwd, prio, &limit))
 		return FWD_FAIR_FREE;
 	node = rb_first_cached(&fwd->cls[prio].backlog);
@@ -782,7 +781,7 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 	if (!depth)
 		return fwd_sync_cap(fwd, prio, reason, w, inflight);
 	n = max(1U, depth - 1);
-	fair = fwd_fair_state(fwd, w);
+	fair = fwd_fair_state(fwd, prio, w);
 	*reason = FWD_HOLD_FAIR;
 	if (fair == FWD_FAIR_BLOCKED) {
 		if (inflight >= n)
