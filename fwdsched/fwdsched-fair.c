@@ -5,28 +5,20 @@
  * Every request is charged to its process in its I/O priority class
  * (struct fwd_proc).  While two or more processes of a class are
  * backlogged, the sweep takes only requests of processes within
- * fair_slack units of service of the least served one, V.  With
- * dispatch_depth set, the scheduler also holds back: at dispatch_depth
- * requests in flight, while the least served process is between two
- * requests, and by anticipating that process's next request.  Without
- * it, sync_depth caps the requests in flight while a process is between
- * two requests.  Apart from fairness, asynchronous writes wait for an
- * active foreground reader (__fwd_fg_active()).
- *
- * Entries are kept in a table of the scheduler's own, keyed by the thread
- * group: the block layer's io_context is per thread (unless CLONE_IO), so
- * it cannot charge a process of many threads as one.
+ * fair_slack units of service of the least served one, V.  The hold
+ * keeps requests back for the least served process (dispatch_depth,
+ * anticipation, sync_depth) and for an active foreground reader.
+ * Entries are keyed by thread group in a table of the scheduler's own:
+ * the block layer's io_context is per thread (unless CLONE_IO).
  *
  * See Documentation/block/fwdsched-iosched.rst.
  */
 #include <linux/kernel.h>
 #include <linux/blkdev.h>
 #include <linux/blk-mq.h>
-#include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/jiffies.h>
 #include <linux/pid.h>
-#include <linux/sched.h>
 #include <linux/math64.h>
 #include <linux/seq_file.h>
 #include <linux/uaccess.h>
@@ -39,11 +31,9 @@
 #include "fwdsched.h"
 
 /*
- * Service is counted in units: one for the command and one for each
- * 32 KiB moved.  A unit is FWD_VUNIT vtime at the default priority level;
- * level l costs fwd_level_cost[l] per unit.  A request that no one waits
- * for (a write without REQ_SYNC) costs FWD_ASYNC_CHARGE times its units,
- * as BFQ charges asynchronous I/O.
+ * Service in units: one for the command and one per 32 KiB.  A unit is
+ * FWD_VUNIT vtime at the default level, fwd_level_cost[l] at level l; a
+ * write without REQ_SYNC costs FWD_ASYNC_CHARGE times more (as in BFQ).
  */
 #define FWD_VUNIT		16U
 #define FWD_UNIT_SECTORS_SHIFT	6
@@ -111,26 +101,27 @@ static void fwd_backlog_leave(struct fwd_data *fwd, struct fwd_proc *p)
 	c->nr_backlogged--;
 }
 
-/* Changes the service of @p, keeping the backlog in order. */
-static void fwd_proc_set_vtime(struct fwd_data *fwd, struct fwd_proc *p,
-			       u64 vtime)
+/* Raises @p's service; it moves in the backlog past its successor only. */
+static inline void fwd_proc_set_vtime(struct fwd_data *fwd,
+				      struct fwd_proc *p, u64 vtime)
 {
 	struct fwd_class *c = &fwd->cls[p->prio];
+	struct rb_node *next;
 
-	if (c->nr_backlogged < 2 || RB_EMPTY_NODE(&p->node)) {
-		p->vtime = vtime;
-		return;
-	}
-	rb_erase_cached(&p->node, &c->backlog);
 	p->vtime = vtime;
+	if (c->nr_backlogged < 2 || RB_EMPTY_NODE(&p->node))
+		return;
+	next = rb_next(&p->node);
+	if (!next || fwd_vtime_less(&p->node, next))
+		return;
+	rb_erase_cached(&p->node, &c->backlog);
 	rb_add_cached(&p->node, &c->backlog, fwd_vtime_less);
 }
 
 /*
- * The one notion of a process's next request: it is expected within its
- * window after a completion, twice its mean think time plus a margin.
- * The window keeps a process backlogged between two requests (deceptive
- * idleness), and bounds the anticipation of its next request.
+ * The one notion of a process's next request: expected within its window
+ * after a completion, twice its mean think time plus a margin.  It keeps
+ * a process backlogged between two requests, and bounds anticipation.
  */
 static unsigned long fwd_proc_window(struct fwd_proc *p)
 {
@@ -141,9 +132,8 @@ static unsigned long fwd_proc_window(struct fwd_proc *p)
 }
 
 /*
- * A process whose think time is known, over at least two samples; not
- * the shared entry.  The anticipation, sync_depth and the foreground
- * wait only for such a process.
+ * Think time known (two samples), not the shared entry: the only kind of
+ * process anticipation, sync_depth and the foreground wait for.
  */
 static bool fwd_proc_thinks(struct fwd_proc *p)
 {
@@ -177,13 +167,11 @@ static bool fwd_proc_backlogged(struct fwd_data *fwd, struct fwd_proc *p)
 }
 
 /*
- * V, the least service of a backlogged process of @prio, dropping those
- * at the front that are no longer backlogged; U64_MAX when none is.  A
- * process with nothing waiting in the sweep is counted at no less than
- * the class's vbase.  This is the one rule against banked credit: vbase
- * follows V, and rises when the sweep serves a process beyond the limit
- * because none within it had a request (fwd_fair_idle()); a process that
- * joins the backlog or resumes after a pause takes at least vbase.
+ * V, the least service of a backlogged process of @prio (U64_MAX: none),
+ * pruning those at the front no longer backlogged; one with nothing in
+ * the sweep counts at least vbase.  The one rule against banked credit:
+ * vbase follows V and fwd_fair_idle(), and a process that joins or
+ * resumes takes at least vbase.
  */
 static u64 fwd_least_service(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -207,10 +195,9 @@ static u64 fwd_least_service(struct fwd_data *fwd, enum fwd_prio prio)
 }
 
 /*
- * The most service a process of @prio may have received for the sweep
- * to take its requests: V plus fair_slack units.  False when there is
- * nothing to enforce: enforcement is off, or fewer than two processes of
- * the class are backlogged.
+ * The most service a process of @prio may have had for the sweep to take
+ * its requests, V + fair_slack units; false with nothing to enforce (off,
+ * or fewer than two processes backlogged).
  */
 bool fwd_limit(struct fwd_data *fwd, enum fwd_prio prio, u64 *limit)
 {
@@ -263,13 +250,10 @@ static struct request *fwd_fallback(struct fwd_data *fwd, enum fwd_prio prio,
 }
 
 /*
- * The sweep among the requests of processes within @limit, of which one
- * at least waits in @prio, @dir: the lowest such request at or above the
- * sweep position, else the lowest below it (a detour, from which the
- * sweep continues, or a wrap when nothing at all lies above).  After
- * FWD_SCAN_MAX requests examined in vain, the oldest request of the least
- * served process is taken (the fallback walks the class's FIFO, at most
- * nr_requests long, and the backlog, like fwd_dir_eligible()).
+ * The sweep among requests of processes within @limit (one at least
+ * waits in @prio, @dir): the lowest at or above the position, else the
+ * lowest below (a detour, from which the sweep continues, or a wrap).
+ * After FWD_SCAN_MAX requests in vain, fwd_fallback() (O(nr_requests)).
  */
 struct request *fwd_sweep_fair(struct fwd_data *fwd, enum fwd_prio prio,
 			       enum fwd_dir dir, u64 limit,
@@ -312,10 +296,9 @@ below:
 }
 
 /*
- * The sweep served @rq beyond the limit because no process within it had
- * a request waiting (they are between two requests): vbase rises to
- * fair_slack + 1 units below the process served, so that those processes
- * do not bank the service they miss.
+ * The sweep served @p beyond the limit, none within it having a request:
+ * vbase rises to fair_slack + 1 units below @p, so that the processes
+ * between two requests do not bank the service they miss.
  */
 void fwd_fair_idle(struct fwd_data *fwd, struct fwd_proc *p)
 {
@@ -335,13 +318,11 @@ static unsigned long fwd_fg_left(struct fwd_data *fwd, struct fwd_proc *p)
 
 /*
  * The foreground: the process of the last read dispatched during
- * writeback (fwd_writeback()) whose mean think time is at most
- * foreground_us: an application loading its files, not a reader that
- * always has requests in flight.  It is active while it has reads waiting
- * or in flight, and for its window after a completion (twice its think
- * time plus the margin, at most foreground_us).  Meanwhile asynchronous
- * writes wait for it (fwd_choose_dir(), fwd_hold_next()), unless expired.
- * Returns it, or NULL (and forgets it) when it is not active.
+ * writeback whose mean think time is at most foreground_us (an
+ * application loading its files).  Active while it has reads waiting or
+ * in flight, and for its window after a completion (at most
+ * foreground_us); meanwhile asynchronous writes wait for it unless
+ * expired.  Returns it, or NULL (and forgets it).
  */
 struct fwd_proc *__fwd_fg_active(struct fwd_data *fwd)
 {
@@ -356,9 +337,8 @@ struct fwd_proc *__fwd_fg_active(struct fwd_data *fwd)
 }
 
 /*
- * Writeback: asynchronous writes waiting in @c, which holds may keep
- * there for seconds, or inserted in the last second (with many tags they
- * may all be on the device).  Readers of @c may then be foreground.
+ * Writeback: asynchronous writes wait in @c, or were inserted in the last
+ * second (with many tags all may be on the device).
  */
 static bool fwd_writeback(struct fwd_data *fwd, struct fwd_class *c)
 {
@@ -378,9 +358,8 @@ static void fwd_proc_init(struct fwd_proc *p, enum fwd_prio prio)
 }
 
 /*
- * Retires at most two entries from the front of the LRU list that have
- * nothing pending or tracked in flight, are not backlogged, and were last used
- * FWD_ACTIVE_WINDOW ago (any such entry beyond FWD_PROCS_SOFT_MAX).
+ * Retires at most two entries, not backlogged, from the front of the LRU
+ * list: unused for FWD_ACTIVE_WINDOW, or any beyond FWD_PROCS_SOFT_MAX.
  */
 static void fwd_procs_retire(struct fwd_data *fwd)
 {
@@ -412,10 +391,9 @@ static void fwd_procs_retire(struct fwd_data *fwd)
 }
 
 /*
- * The entry of the current process in class @prio, created if needed
- * without sleeping.  Kernel threads (writeback flushers, kworkers, loop
- * and dm workers) share one entry per class, "(kernel)", as do requests
- * whose entry cannot be allocated.
+ * The entry of the current process in class @prio, created without
+ * sleeping.  Kernel threads (flushers, kworkers, loop, dm) and failed
+ * allocations share one entry per class, "(kernel)".
  */
 static struct fwd_proc *fwd_proc_get(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -428,8 +406,11 @@ static struct fwd_proc *fwd_proc_get(struct fwd_data *fwd, enum fwd_prio prio)
 	if (current->flags & PF_KTHREAD)
 		return &fwd->shared[prio];
 	hash_for_each_possible(fwd->procs, p, hash, key)
-		if (p->pid == pid && p->prio == prio)
+		if (p->pid == pid && p->prio == prio) {
+			/* To the LRU end, where last_proc mostly is. */
+			list_move_tail(&p->lru, &fwd->lru);
 			goto found;
+		}
 
 	fwd_procs_retire(fwd);
 	p = kzalloc_node(sizeof(*p), GFP_NOWAIT | __GFP_NOWARN, fwd->q->node);
@@ -468,10 +449,7 @@ static void fwd_think(struct fwd_proc *p, unsigned long now)
 		p->ttime_samples++;
 }
 
-/*
- * A request enters: find its process, take a think-time sample if it had
- * nothing pending or in flight, and have it join its class's backlog.
- */
+/* A request enters: its process, a think-time sample, the backlog. */
 struct fwd_proc *fwd_owner_enqueue(struct fwd_data *fwd, struct request *rq)
 {
 	struct fwd_proc *p = fwd_rq_proc(rq);
@@ -496,12 +474,11 @@ struct fwd_proc *fwd_owner_enqueue(struct fwd_data *fwd, struct request *rq)
 			fwd_think(p, now);
 	}
 	p->last_used = jiffies;
-	if (!list_empty(&p->lru) && !list_is_last(&p->lru, &fwd->lru))
-		list_move_tail(&p->lru, &fwd->lru);
 
 	c = &fwd->cls[p->prio];
-	/* Its window ran out but it was not pruned yet: it joins anew. */
-	if (!RB_EMPTY_NODE(&p->node) && !fwd_proc_backlogged(fwd, p))
+	/* Its window ran out, not yet pruned: it joins anew (alone, stays). */
+	if (!RB_EMPTY_NODE(&p->node) && c->nr_backlogged > 1 &&
+	    !fwd_proc_backlogged(fwd, p))
 		fwd_backlog_leave(fwd, p);
 	if (RB_EMPTY_NODE(&p->node)) {
 		if (c->nr_backlogged)
@@ -543,11 +520,9 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	    p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us))
 		fwd->fg = p;
 	/*
-	 * Without dispatch_depth only asynchronous writes are counted, all
-	 * of them, so that a foreground finds those already on the device;
-	 * it limits them to one (fwd_hold_next()).  With sync_depth, so are
-	 * the requests dispatched while two processes are backlogged
-	 * (fwd_sync_cap()).
+	 * Without dispatch_depth, asynchronous writes are counted (for the
+	 * foreground, fwd_hold_next()), and with sync_depth the requests
+	 * dispatched while two processes are backlogged (fwd_sync_cap()).
 	 */
 	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq)) ||
 	    fwd_sync_wanted(fwd)) {
@@ -556,10 +531,7 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	} else if (c->nr_backlogged > 1 || fwd->fg || wb) {
 		flags |= FWD_RQ_TRACKED;
 	}
-	/*
-	 * Untracked, the request keeps no pointer to @p, which may be
-	 * retired while it is on the device (a requeue finds a new owner).
-	 */
+	/* Untracked, no pointer to @p is kept: it may be retired. */
 	if (flags & FWD_RQ_TRACKED) {
 		atomic_inc(&p->inflight);
 		rq->elv.priv[0] = (void *)((unsigned long)p | flags);
@@ -572,10 +544,7 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	if (c->nr_backlogged < 2)
 		c->vbase = max(c->vbase, p->vtime);
 	fwd_proc_set_vtime(fwd, p, p->vtime + fwd_rq_cost(rq));
-	/*
-	 * Nothing else waited, so no limit was computed: the others, all
-	 * between two requests, bank no more than fwd_fair_idle() allows.
-	 */
+	/* Nothing else waited: the others bank no more than fair_idle. */
 	if (c->nr_backlogged > 1 && !c->queued[FWD_READ] &&
 	    !c->queued[FWD_WRITE] && fwd->fair_slack < FWD_FAIR_SLACK_OFF)
 		fwd_fair_idle(fwd, p);
@@ -591,17 +560,13 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 
 /*
  * What fairness asks of the next dispatch in @prio, the first class with
- * requests.  W is the least served backlogged process with nothing
- * waiting in the sweep.  BLOCKED: no request within the limit waits (nor
- * an aged or expired one); OWED: W has nothing in flight and nobody
- * waiting has received less than W (at vbase); FREE: the sweep goes on.
+ * requests.  W: the least served backlogged process with nothing in the
+ * sweep.  BLOCKED: no request within the limit waits; OWED: W has nothing
+ * in flight and no one waiting had less (at vbase); FREE: sweep on.
  */
 enum fwd_fair_state { FWD_FAIR_FREE, FWD_FAIR_OWED, FWD_FAIR_BLOCKED };
 
-/*
- * The first class with requests, @prio, or a lower one has a request
- * aged or expired, or there is none: neither fairness hold nor cap.
- */
+/* No class has requests, or one aged or expired: no fairness hold. */
 static bool fwd_hold_exempt(struct fwd_data *fwd, enum fwd_prio prio)
 {
 	return prio == FWD_PRIO_COUNT || fwd_aged_request(fwd, prio) ||
@@ -643,9 +608,9 @@ static enum fwd_fair_state fwd_fair_state(struct fwd_data *fwd,
 }
 
 /*
- * Ticks to anticipate @w's next request for, or 0: on a device that
- * serves a request or two at a time, when @w's mean think time is at most
- * anticipate_us, for what is left of its window.
+ * Ticks to anticipate @w's next request for, or 0: on a device serving a
+ * request or two at a time, the rest of its window if it thinks within
+ * anticipate_us.
  */
 static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
 {
@@ -658,62 +623,39 @@ static unsigned long fwd_antic_delay(struct fwd_data *fwd, struct fwd_proc *w)
 }
 
 /*
- * A process that sync_depth keeps room for: its think time known,
- * backlogged with nothing waiting in the sweep (between two requests, or
- * waiting for one on the device).
- */
-static bool fwd_sync_between(struct fwd_data *fwd, struct fwd_proc *p)
-{
-	return fwd_proc_thinks(p) && !fwd_proc_in_sweep(p) &&
-	       fwd_proc_backlogged(fwd, p);
-}
-
-/* Such a process of class @prio, at most @limit served, or NULL. */
-static struct fwd_proc *fwd_sync_in(struct fwd_data *fwd, enum fwd_prio prio,
-				    u64 limit)
-{
-	struct rb_node *node = rb_first_cached(&fwd->cls[prio].backlog);
-	struct fwd_proc *p;
-
-	for (; (p = fwd_node_proc(node)) && p->vtime <= limit;
-	     node = rb_next(node))
-		if (fwd_sync_between(fwd, p))
-			return p;
-	return NULL;
-}
-
-/*
- * On a device with command queueing (dispatch_depth 0): such a process
- * of a class above @first, the first with requests, or of @first within
- * the limit, or NULL; none while an expired or aged request waits.  Its
- * next request is served first: by its class, or by fairness (it is then
- * the least served within the limit, see fwd_fair_idle()).
+ * A process that sync_depth keeps room for: think time known, backlogged
+ * with nothing in the sweep (between two requests, or waiting for one on
+ * the device); of a class above @first (the first with requests), or of
+ * @first within the limit; none while a request expired or aged.  Its
+ * next request is served first, by class or by fairness.
  */
 static struct fwd_proc *fwd_sync_proc(struct fwd_data *fwd,
 				      enum fwd_prio first)
 {
+	u64 limit = U64_MAX;
+	struct rb_node *node;
 	struct fwd_proc *p;
 	enum fwd_prio prio;
-	u64 limit;
 
 	if (fwd_hold_exempt(fwd, first))
 		return NULL;
-	for (prio = 0; prio < first; prio++) {
-		p = fwd_sync_in(fwd, prio, U64_MAX);
-		if (p)
-			return p;
+	for (prio = 0; prio <= first; prio++) {
+		if (prio == first && !fwd_limit(fwd, first, &limit))
+			return NULL;
+		node = rb_first_cached(&fwd->cls[prio].backlog);
+		for (; (p = fwd_node_proc(node)) && p->vtime <= limit;
+		     node = rb_next(node))
+			if (fwd_proc_thinks(p) && !fwd_proc_in_sweep(p) &&
+			    fwd_proc_backlogged(fwd, p))
+				return p;
 	}
-	if (!fwd_limit(fwd, first, &limit))
-		return NULL;
-	return fwd_sync_in(fwd, first, limit);
+	return NULL;
 }
 
 /*
- * sync_depth: while such a process W is backlogged, the others get at
- * most sync_depth requests in flight beside W's own, so that W's next
- * request waits behind no more of theirs.  @inflight requests are
- * counted.  The device is never left idle for W: the hold is a
- * threshold of at least one.  @prio is the first class with requests.
+ * sync_depth (dispatch_depth 0): while such a process W is backlogged,
+ * the others get at most sync_depth of the @inflight requests beside W's
+ * own.  A threshold of at least one: the device never idles for W.
  */
 static unsigned int fwd_sync_cap(struct fwd_data *fwd, enum fwd_prio prio,
 				 enum fwd_hold_reason *reason,
@@ -737,23 +679,17 @@ static unsigned int fwd_sync_cap(struct fwd_data *fwd, enum fwd_prio prio,
 }
 
 /*
- * What the next dispatch must wait for, when no request waits at the
- * head:
- *  - the foreground: when only asynchronous writes wait in the first
- *    class (none expired nor aged) and the foreground is active, until
- *    the requests counted in flight completed (with dispatch_depth 0 the
- *    asynchronous writes, and with sync_depth those dispatched while two
- *    processes were backlogged), then, with dispatch_depth set, by
- *    anticipating its next read for what is left of its window.
- * When dispatch_depth is set (an SD card; 0 elsewhere):
- *  - fairness: when fairness blocks, or the next request is owed to W,
- *    the device is not handed more of the others' requests while it has
- *    n = max(1, dispatch_depth - 1) to work on, so that W's next request
- *    waits behind at most n; when it blocks with nothing in flight, W's
- *    next request is anticipated (fwd_antic_delay());
+ * What the next dispatch waits for, with nothing at the head:
+ *  - the foreground, when only asynchronous writes (none expired nor
+ *    aged) wait in the first class: until the requests counted in flight
+ *    completed, then, with dispatch_depth, its next read for the rest of
+ *    its window.
+ * With dispatch_depth (an SD card):
+ *  - fairness blocks, or the next request is owed to W: the device gets
+ *    no more of the others' while it has n = max(1, dispatch_depth - 1),
+ *    and with nothing in flight W's next request is anticipated;
  *  - dispatch_depth requests in flight.
- * When dispatch_depth is 0 (a device with command queueing):
- *  - sync_depth requests of others in flight, see fwd_sync_cap().
+ * Without (command queueing): sync_depth, see fwd_sync_cap().
  */
 static unsigned int fwd_hold_next(struct fwd_data *fwd,
 				  enum fwd_hold_reason *reason,
@@ -821,21 +757,17 @@ static void fwd_antic_ended(struct fwd_data *fwd, unsigned int old)
 }
 
 /*
- * Sets fwd_data.hold and returns whether the scheduler holds.  The hold
- * is:
+ * Sets fwd_data.hold; returns whether the scheduler holds.  The hold is:
  *  - 0: dispatch at will;
- *  - 1 .. FWD_DISPATCH_DEPTH_MAX: until a completion leaves fewer
- *    requests in flight.  Stored here, then the count is read; a
- *    completion decrements the count, then reads the hold (both fully
- *    ordered), so one of the two sees the other.  The completion that
- *    ends the hold moves it by cmpxchg() to FWD_HOLD_RERUN and queues
- *    fwd_hold_rerun(), which decides again under the lock;
- *  - FWD_HOLD_ANTIC_ON: until the anticipated request arrives (an
- *    insertion clears it, under the lock) or the timer moves it to
- *    FWD_HOLD_TIMED_OUT and queues fwd_hold_rerun().
- * Every value but 0 keeps fwd_has_work() false.  Only this function and
- * fwd_hold_arrival(), under the lock, store a hold or end an anticipation.
- * Completions never start an anticipation, and never touch one.
+ *  - 1 .. FWD_DISPATCH_DEPTH_MAX: until fewer are in flight.  Stored,
+ *    then the count is read; a completion decrements the count, then
+ *    reads the hold (both fully ordered), so one sees the other.  The
+ *    completion that ends it moves it by cmpxchg() to FWD_HOLD_RERUN and
+ *    queues fwd_hold_rerun(), which decides again under the lock;
+ *  - FWD_HOLD_ANTIC_ON: until the request arrives (an insertion clears
+ *    it) or the timer moves it to FWD_HOLD_TIMED_OUT and queues the rerun.
+ * Any value but 0 keeps fwd_has_work() false.  Only this function and
+ * fwd_hold_arrival(), under the lock, start or end an anticipation.
  */
 static bool fwd_hold_set(struct fwd_data *fwd, unsigned int hold,
 			 enum fwd_hold_reason reason, struct fwd_proc *w,
@@ -885,40 +817,26 @@ static bool fwd_hold_set(struct fwd_data *fwd, unsigned int hold,
 	return true;
 }
 
-/* Decides the hold and sets it; false when the scheduler may dispatch. */
-static bool fwd_hold_decide(struct fwd_data *fwd)
+/*
+ * Decides and sets the hold, true while it holds: before a dispatch from
+ * the sweep, after a dispatch or insertions, when a tunable changed.  An
+ * anticipation lasts until its request or its timer.
+ */
+bool fwd_hold_check(struct fwd_data *fwd)
 {
 	enum fwd_hold_reason reason = FWD_HOLD_DEPTH;
 	struct fwd_proc *w = NULL;
 	unsigned long delay = 0;
 	unsigned int hold = atomic_read(&fwd->hold);
 
+	if (hold == FWD_HOLD_ANTIC_ON)
+		return true;
 	/* A window timed out is given up before the decision. */
 	if (hold == FWD_HOLD_TIMED_OUT &&
 	    atomic_cmpxchg(&fwd->hold, hold, FWD_HOLD_RERUN) == hold)
 		fwd_antic_ended(fwd, hold);
 	hold = fwd_hold_next(fwd, &reason, &w, &delay);
 	return fwd_hold_set(fwd, hold, reason, w, delay);
-}
-
-/* Before a dispatch from the sweep: does a hold keep it back? */
-bool fwd_hold_check(struct fwd_data *fwd)
-{
-	if (atomic_read(&fwd->hold) == FWD_HOLD_ANTIC_ON)
-		return true;
-	return fwd_hold_decide(fwd);
-}
-
-/*
- * After a dispatch or insertions, and when a tunable changed: decide the
- * hold now, so that fwd_has_work() is false while it lasts and blk-mq
- * asks for nothing it would not get.  An anticipation lasts until its
- * request or its timer.
- */
-void __fwd_hold_update(struct fwd_data *fwd)
-{
-	if (atomic_read(&fwd->hold) != FWD_HOLD_ANTIC_ON)
-		fwd_hold_decide(fwd);
 }
 
 /*
@@ -937,11 +855,10 @@ void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
 }
 
 /*
- * Decides the hold again under the lock, and runs the queue unless the
- * scheduler holds.  A completion or the timer that ends a hold comes here
- * through fwd_data.hold_work rather than running the queue itself, so
- * that a hold decided next (an anticipation, when the device fell idle)
- * never costs blk-mq an empty dispatch and its delayed re-run.
+ * Decides the hold again and runs the queue unless it holds.  Completions
+ * and the timer come here through hold_work rather than running the queue
+ * themselves, so that a hold decided next never costs blk-mq an empty
+ * dispatch and its delayed re-run.
  */
 void fwd_hold_rerun(struct fwd_data *fwd)
 {
@@ -990,10 +907,8 @@ void fwd_owner_done(struct request *rq, u64 now)
 }
 
 /*
- * Called from blk_mq_free_request(), possibly in interrupt context, so
- * without the lock.  Requests merged away are freed without a dispatch.
+ * From blk_mq_free_request(), maybe in interrupt context: no lock.
  * Nothing touches the entry after its count drops: it may be retired.
- * An untracked request has no pointer to it.
  */
 void fwd_owner_finish(struct request *rq)
 {
@@ -1102,10 +1017,7 @@ int fwd_procs_show(void *data, struct seq_file *m)
 	return 0;
 }
 
-/*
- * Writing "reset" zeroes the counters of "procs" (not the scheduling
- * state); anything else is refused.
- */
+/* "reset" zeroes the counters of "procs"; anything else is refused. */
 ssize_t fwd_procs_write(void *data, const char __user *buf, size_t count,
 			loff_t *ppos)
 {

@@ -2,19 +2,13 @@
 /*
  * fwdsched: a forward-sweep I/O scheduler for flash storage.
  *
- * On eMMC and SD cards a request whose address lies above the previous
- * one completes faster than one below it.  fwdsched therefore serves
- * requests in a one-way ascending sweep (C-LOOK): it dispatches the
- * lowest pending sector at or above the end of the last dispatched
- * request, and when nothing is left above, it wraps to the lowest pending
- * sector.  Every request also gets a deadline; an expired request is
- * served next and the sweep continues upward from it.
- *
- * Reads and writes share the sweep position and are served in batches
- * (fwd_choose_dir()); classes in order, with aging (fwd_aged_request()).
- * Per-process service and the hold are in fwdsched-fair.c.
- *
- * See Documentation/block/fwdsched-iosched.rst.
+ * On eMMC and SD cards a request above the previous one completes faster
+ * than one below it, so fwdsched sweeps one way (C-LOOK): the lowest
+ * pending sector at or above the end of the last dispatch, else a wrap to
+ * the lowest.  An expired request is served next and the sweep continues
+ * from it.  Reads and writes share the position and go in batches;
+ * classes in order, with aging.  Per-process service and the hold are in
+ * fwdsched-fair.c.  See Documentation/block/fwdsched-iosched.rst.
  */
 #include <linux/kernel.h>
 #include <linux/blkdev.h>
@@ -62,9 +56,8 @@ static const unsigned int foreground_us = 50000; /* a reader's, against writes *
 
 /*
  * Default dispatch_depth of an MMC card without command queueing: one
- * request on the card and the next being prepared.  The MMC block driver
- * gives a command-queueing (CQE) host one tag per slot (at most 32) and
- * every other host its fixed depth of 64.
+ * request on the card, the next being prepared.  The MMC driver gives a
+ * CQE host one tag per slot (at most 32), any other host 64.
  */
 #define FWD_MMC_DEPTH		2U
 #define FWD_MMC_CQ_MAX_TAGS	32U
@@ -131,15 +124,18 @@ enum fwd_prio fwd_first_prio(struct fwd_data *fwd)
 }
 
 /*
- * Classes are served in order.  To bound the wait of the lower ones, a
- * request of a lower class that waited prio_aging_expire is served next
- * (the oldest first, reads before writes).
+ * Classes are served in order; a request of a lower class that waited
+ * prio_aging_expire is served next (oldest first, reads before writes).
  */
 struct request *fwd_aged_request(struct fwd_data *fwd, enum fwd_prio prio)
 {
+	struct fwd_class *c = &fwd->cls[prio];
 	struct request *rq;
 	enum fwd_dir dir;
 
+	/* Every request is of @prio: none of a lower class. */
+	if (c->queued[FWD_READ] + c->queued[FWD_WRITE] == fwd->nr_queued)
+		return NULL;
 	while (++prio < FWD_PRIO_COUNT)
 		for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
 			rq = fwd_oldest(fwd, prio, dir);
@@ -169,7 +165,7 @@ static void fwd_add_request(struct fwd_data *fwd, struct request *rq,
 }
 
 /* @rq leaves the sweep, dispatched or merged away. */
-static void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
+static inline void fwd_remove_request(struct fwd_data *fwd, struct request *rq)
 {
 	enum fwd_dir dir = fwd_rq_dir(rq);
 	struct fwd_class *c = &fwd->cls[fwd_rq_prio(rq)];
@@ -196,11 +192,10 @@ static void fwd_start_batch(struct fwd_data *fwd, enum fwd_dir dir)
 }
 
 /*
- * The direction of the next request of class @prio, kept for a batch of
- * up to fifo_batch requests.  With both directions waiting, a write
- * batch follows writes_starved read batches (not while the writes are
- * asynchronous and a foreground reader is active), or earlier if the
- * oldest write expired, and a read batch always follows a write batch.
+ * The direction of the next request of @prio, kept for up to fifo_batch.
+ * With both waiting, a write batch follows writes_starved read batches
+ * (not for asynchronous writes while a foreground is active), or an
+ * expired write; a read batch always follows a write batch.
  */
 static enum fwd_dir fwd_choose_dir(struct fwd_data *fwd, enum fwd_prio prio)
 {
@@ -510,10 +505,7 @@ static void fwd_request_merged(struct request_queue *q, struct request *rq,
 	elv_rb_add(root, rq);
 }
 
-/*
- * @next was merged into @rq.  If @next waited longer, @rq takes its place
- * in the FIFO, and its deadline.
- */
+/* @next was merged into @rq, which takes its FIFO place if older. */
 static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 				struct request *next)
 {
@@ -546,9 +538,8 @@ static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 /* ---------------------------------------------------------------- depth */
 
 /*
- * Synchronous reads are never throttled; everything else may use at
- * most async_depth tags, so that writeback cannot take the tags that
- * readers wait for.
+ * Anything but a synchronous read may use at most async_depth tags, so
+ * that writeback cannot take the tags that readers wait for.
  */
 static void fwd_limit_depth(blk_opf_t opf, struct blk_mq_alloc_data *data)
 {
@@ -562,10 +553,9 @@ static void fwd_limit_depth(blk_opf_t opf, struct blk_mq_alloc_data *data)
 }
 
 /*
- * At init and when nr_requests changes.  From 7.0 the async depth is the
- * queue's own; before, the scheduler's, whose default follows nr_requests
- * (@nr) and whose written value is kept within it.  The minimum shallow
- * depth stays 1: async_depth may be set that low at any time.
+ * At init and when nr_requests (@nr) changes.  Before 7.0 async_depth is
+ * the scheduler's, following @nr unless written, kept within it.  The
+ * minimum shallow depth stays 1: async_depth may be set that low.
  */
 static void fwd_set_depth(struct request_queue *q, unsigned int nr)
 {
@@ -586,9 +576,8 @@ static void fwd_depth_updated(struct request_queue *q)
 
 #ifndef FWD_HAVE_DEPTH_UPDATED_Q
 /*
- * Before the per-queue callback, this is called for each hardware
- * context after its scheduler tags were resized but before nr_requests
- * takes the new value: take the new depth from the tags.
+ * Before the per-queue callback: called per hardware context after its
+ * tags were resized, before nr_requests changes; the tags have the depth.
  */
 static void fwd_depth_updated_hctx(struct blk_mq_hw_ctx *hctx)
 {
@@ -601,10 +590,8 @@ static void fwd_depth_updated_hctx(struct blk_mq_hw_ctx *hctx)
 #endif
 
 /*
- * dispatch_depth defaults to FWD_MMC_DEPTH on an MMC card without command
- * queueing, where it was measured: the driver works on one request while
- * it prepares the next, and turns a third away into blk-mq's dispatch
- * list.  Everything else (command-queueing eMMC, UFS, NVMe) has none.
+ * FWD_MMC_DEPTH on an MMC card without command queueing, where the driver
+ * turns a third request away; none elsewhere (CQE eMMC, UFS, NVMe).
  */
 static unsigned int fwd_default_dispatch_depth(struct request_queue *q)
 {
@@ -615,11 +602,8 @@ static unsigned int fwd_default_dispatch_depth(struct request_queue *q)
 }
 
 /*
- * sync_depth defaults to FWD_SYNC_DEPTH on a device with command queueing
- * and at most FWD_MMC_CQ_MAX_TAGS tags (UFS, command-queueing eMMC: a
- * phone's storage, whose few tags a deep reader fills; SATA with NCQ
- * too), 0 elsewhere (NVMe, null_blk: parallelism to spare, see the rst
- * file).
+ * FWD_SYNC_DEPTH with command queueing and at most FWD_MMC_CQ_MAX_TAGS
+ * tags (UFS, CQE eMMC, SATA NCQ: few tags a deep reader fills), else 0.
  */
 static unsigned int fwd_default_sync_depth(struct request_queue *q)
 {
@@ -696,10 +680,7 @@ static int fwd_init_sched_alloc(struct request_queue *q,
 }
 #endif
 
-/*
- * The queue is frozen and quiesced before this is called, so every
- * request was dispatched and finished.
- */
+/* The queue is frozen and quiesced: every request finished. */
 static void fwd_exit_sched(struct elevator_queue *e)
 {
 	struct fwd_data *fwd = e->elevator_data;
@@ -732,10 +713,7 @@ static ssize_t fwd_show_uint(struct elevator_queue *e, size_t offset,
 	return sysfs_emit(page, "%u\n", READ_ONCE(*fwd_tunable(e, offset)));
 }
 
-/*
- * A count within [@min, @max].  It may change what the scheduler holds:
- * decide again, and run the queue unless something holds.
- */
+/* A count within [@min, @max]; the hold is decided again. */
 static ssize_t fwd_store_uint(struct elevator_queue *e, size_t offset,
 			      unsigned int min, unsigned int max,
 			      const char *page, size_t count)
@@ -768,62 +746,49 @@ static ssize_t fwd_store_ms(struct elevator_queue *e, enum fwd_time t,
 	return count;
 }
 
-#define FWD_UINT_SHOW(name)						\
+/* The show and store methods of a count within [@min, @max]. */
+#define FWD_UINT_ATTR(name, min, max)					\
+static const size_t fwd_##name##_off = offsetof(struct fwd_data, name); \
 static ssize_t fwd_##name##_show(struct elevator_queue *e, char *page)	\
 {									\
-	return fwd_show_uint(e, offsetof(struct fwd_data, name), page);	\
-}
-
-#define FWD_UINT_STORE(name, min, max)					\
+	return fwd_show_uint(e, fwd_##name##_off, page);		\
+}									\
 static ssize_t fwd_##name##_store(struct elevator_queue *e,		\
 				  const char *page, size_t count)	\
 {									\
-	return fwd_store_uint(e, offsetof(struct fwd_data, name),	\
-			      min, max, page, count);			\
+	return fwd_store_uint(e, fwd_##name##_off, min, max, page, count); \
 }
 
-#define FWD_MS_SHOW(name, t)						\
+/* Those of a time in ms, see fwd_store_ms(). */
+#define FWD_MS_ATTR(name, t)						\
+static const enum fwd_time fwd_##name##_t = t;				\
 static ssize_t fwd_##name##_show(struct elevator_queue *e, char *page)	\
 {									\
 	struct fwd_data *fwd = e->elevator_data;			\
 									\
-	return sysfs_emit(page, "%u\n", READ_ONCE(fwd->time_ms[t]));	\
-}
-
-#define FWD_MS_STORE(name, t)						\
+	return sysfs_emit(page, "%u\n",					\
+			  READ_ONCE(fwd->time_ms[fwd_##name##_t]));	\
+}									\
 static ssize_t fwd_##name##_store(struct elevator_queue *e,		\
 				  const char *page, size_t count)	\
 {									\
-	return fwd_store_ms(e, t, page, count);				\
+	return fwd_store_ms(e, fwd_##name##_t, page, count);		\
 }
 
-FWD_MS_SHOW(read_expire, FWD_TIME_READ_EXPIRE)
-FWD_MS_STORE(read_expire, FWD_TIME_READ_EXPIRE)
-FWD_MS_SHOW(write_expire, FWD_TIME_WRITE_EXPIRE)
-FWD_MS_STORE(write_expire, FWD_TIME_WRITE_EXPIRE)
-FWD_MS_SHOW(prio_aging_expire, FWD_TIME_PRIO_AGING)
-FWD_MS_STORE(prio_aging_expire, FWD_TIME_PRIO_AGING)
-FWD_UINT_SHOW(writes_starved)
-FWD_UINT_STORE(writes_starved, 0, FWD_WRITES_STARVED_MAX)
-FWD_UINT_SHOW(fifo_batch)
-FWD_UINT_STORE(fifo_batch, 1, FWD_FIFO_BATCH_MAX)
-FWD_UINT_SHOW(front_merges)
-FWD_UINT_STORE(front_merges, 0, 1)
-FWD_UINT_SHOW(fair_slack)
-FWD_UINT_STORE(fair_slack, 0, FWD_FAIR_SLACK_OFF)
-FWD_UINT_SHOW(dispatch_depth)
-FWD_UINT_STORE(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
-FWD_UINT_SHOW(sync_depth)
-FWD_UINT_STORE(sync_depth, 0, FWD_DISPATCH_DEPTH_MAX)
-FWD_UINT_SHOW(anticipate_us)
-FWD_UINT_STORE(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
-FWD_UINT_SHOW(foreground_us)
-FWD_UINT_STORE(foreground_us, 0, FWD_ANTICIPATE_MAX_US)
+FWD_MS_ATTR(read_expire, FWD_TIME_READ_EXPIRE)
+FWD_MS_ATTR(write_expire, FWD_TIME_WRITE_EXPIRE)
+FWD_MS_ATTR(prio_aging_expire, FWD_TIME_PRIO_AGING)
+FWD_UINT_ATTR(writes_starved, 0, FWD_WRITES_STARVED_MAX)
+FWD_UINT_ATTR(fifo_batch, 1, FWD_FIFO_BATCH_MAX)
+FWD_UINT_ATTR(front_merges, 0, 1)
+FWD_UINT_ATTR(fair_slack, 0, FWD_FAIR_SLACK_OFF)
+FWD_UINT_ATTR(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
+FWD_UINT_ATTR(sync_depth, 0, FWD_DISPATCH_DEPTH_MAX)
+FWD_UINT_ATTR(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
+FWD_UINT_ATTR(foreground_us, 0, FWD_ANTICIPATE_MAX_US)
 
-#undef FWD_MS_STORE
-#undef FWD_MS_SHOW
-#undef FWD_UINT_STORE
-#undef FWD_UINT_SHOW
+#undef FWD_MS_ATTR
+#undef FWD_UINT_ATTR
 
 static ssize_t fwd_async_depth_show(struct elevator_queue *e, char *page)
 {

@@ -318,7 +318,6 @@ struct fwd_proc *__fwd_fg_active(struct fwd_data *fwd);
 
 /* fwdsched-fair.c: the hold. */
 bool fwd_hold_check(struct fwd_data *fwd);
-void __fwd_hold_update(struct fwd_data *fwd);
 void __fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
 			struct request *rq);
 void fwd_hold_rerun(struct fwd_data *fwd);
@@ -386,14 +385,11 @@ static inline bool fwd_hold_blocks(struct fwd_data *fwd)
 	return atomic_read(&fwd->hold);
 }
 
-/*
- * After a dispatch or insertions, and when a tunable changed: decide the
- * hold now (see __fwd_hold_update()).
- */
+/* After a dispatch or insertions, and when a tunable changed. */
 static inline void fwd_hold_update(struct fwd_data *fwd)
 {
 	if (fwd_hold_wanted(fwd))
-		__fwd_hold_update(fwd);
+		fwd_hold_check(fwd);
 }
 
 static inline void fwd_hold_arrival(struct fwd_data *fwd, struct fwd_proc *p,
