@@ -660,6 +660,8 @@ class Report:
             return "kernel %s, flash card `%s` (%s)" % (
                 b["kernel"], card_name(dev), {"sd": "SD card", "ufs": "UFS"}.get(
                     dev.get("transport", "sd")))
+        if dev.get("vm", {}).get("icount") is not None:
+            return "kernel %s, null_blk, instructions counted" % b["kernel"]
         return "kernel %s, null_blk" % b["kernel"]
 
     # -- collection
@@ -1329,6 +1331,14 @@ class Report:
             g = self.summary["guests"].get(b["id"])
             if g:
                 self.md += ["Guest clock: %s." % g["text"], ""]
+            vm = b["device"].get("vm")
+            if vm and vm.get("icount") is not None:
+                self.md += ["Guest CPU: %d vCPU, its clock counting "
+                            "instructions (QEMU -icount shift=%d, 2^%d ns "
+                            "each): IOPS here are CPU work per I/O, not "
+                            "wall-clock speed." % (vm.get("cpus", 2),
+                                                   vm["icount"],
+                                                   vm["icount"]), ""]
             disks = (self.summary.get("disks") or {}).get(b["id"])
             if disks:
                 self.md += ["Disks as the guest found them: %s." % "; ".join(

@@ -77,7 +77,7 @@ class Settings(unittest.TestCase):
         self.assertEqual([b["id"] for b in p["boots"]],
                          ["6.12-paper", "6.12-fig56", "6.12-symmetric",
                           "6.12-paper-ufs", "6.12-fig56-ufs", "6.12-symmetric-ufs",
-                          "6.12-nullb"])
+                          "6.12-nullb", "6.12-nullb-cpu"])
         by = {b["id"]: b for b in p["boots"]}
         # the first card of each transport has the first-card experiments
         for bid in ("6.12-paper", "6.12-paper-ufs"):
@@ -103,7 +103,7 @@ class Settings(unittest.TestCase):
         self.assertTrue(benchplan.summary(plan()).startswith("default plan: 1 boots, "))
         self.assertIn("the full matrix: make bench FULL=1", benchplan.summary(plan()))
         self.assertTrue(benchplan.summary(plan(BENCH_FULL="1")).startswith(
-            "full plan: 7 boots, "))
+            "full plan: 8 boots, "))
         self.assertEqual(plan()["command"], "make bench")
 
     def test_extra_arm_in_the_fixed_order(self):
@@ -243,8 +243,10 @@ class Plan(unittest.TestCase):
                           for b in self.p["boots"]],
                          [("6.1", "flashcard", "paper"), ("6.1", "flashcard", "fig56"),
                           ("6.1", "flashcard", "symmetric"), ("6.1", "null_blk", None),
+                          ("6.1", "null_blk", None),
                           ("6.12", "flashcard", "paper"), ("6.12", "flashcard", "fig56"),
-                          ("6.12", "flashcard", "symmetric"), ("6.12", "null_blk", None)])
+                          ("6.12", "flashcard", "symmetric"), ("6.12", "null_blk", None),
+                          ("6.12", "null_blk", None)])
         paper = self.p["boots"][0]
         self.assertEqual(paper["device"]["params"], costmodel.make_params("paper"))
         exps = {r["experiment"] for r in paper["runs"]}
@@ -252,7 +254,8 @@ class Plan(unittest.TestCase):
         exps = {r["experiment"] for r in self.p["boots"][1]["runs"]}
         self.assertEqual(exps, {"headline", "twoproc"})
         nb = self.p["boots"][3]
-        self.assertEqual(set(nb["disks"]), {"cpu", "deep"})
+        self.assertEqual(set(nb["disks"]), {"deep"})
+        self.assertEqual(set(self.p["boots"][4]["disks"]), {"cpu"})
         self.assertEqual(nb["disks"]["deep"]["attrs"]["completion_nsec"], 1000000)
         self.assertEqual(nb["disks"]["deep"]["attrs"]["submit_queues"], 2)
         for r in nb["runs"]:
@@ -421,9 +424,16 @@ class Plan(unittest.TestCase):
     def test_nullb_cpu_variants_every_arm_every_round(self):
         # three loads, each under every arm in every round, the arms
         # rotated within each
-        nb = self.p["boots"][3]
+        nb = [b for b in self.p["boots"] if b["id"] == "6.1-nullb-cpu"][0]
         arms = [a["id"] for a in self.p["arms"]]
         rs = [r for r in nb["runs"] if r["experiment"] == "nullb-cpu"]
+        # a guest of its own: one vCPU counting instructions; the other
+        # null_blk boot (deep-nullb) is a plain guest
+        self.assertEqual(nb["device"]["vm"], {"cpus": 1, "icount": 1})
+        self.assertEqual(benchplan.vm_args(nb["device"]), "cpus=1,icount=1")
+        plain = [b for b in self.p["boots"] if b["id"] == "6.1-nullb"][0]
+        self.assertNotIn("nullb-cpu", {r["experiment"] for r in plain["runs"]})
+        self.assertEqual(benchplan.vm_args(plain["device"]), "-")
         jobs = {"r16": "fig3-r16-4k-direct-128m", "1proc": "cpu-1proc-qd32",
                 "8proc": "cpu-8proc-qd8"}
         self.assertEqual(benchplan.EXPERIMENTS["nullb-cpu"]["variants"], jobs)
@@ -460,7 +470,7 @@ class Plan(unittest.TestCase):
         # alone: one null_blk boot, no card; 3 jobs x 4 arms x 6 rounds
         p = plan(BENCH_EXPERIMENTS="nullb-cpu",
                  BENCH_SCHEDS="none mq-deadline kyber fwdsched")
-        self.assertEqual([b["id"] for b in p["boots"]], ["6.12-nullb"])
+        self.assertEqual([b["id"] for b in p["boots"]], ["6.12-nullb-cpu"])
         self.assertEqual(set(p["boots"][0]["disks"]), {"cpu"})
         self.assertEqual(len(p["boots"][0]["runs"]), 72)
         self.assertEqual(p["estimate_s"], benchplan.BOOT_S +

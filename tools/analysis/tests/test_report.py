@@ -292,9 +292,14 @@ class Report(unittest.TestCase):
         self.assertAlmostEqual(k[1], 0.87)
         # 0.98, 1.01, 0.99: no difference, unresolved
         self.target("nullb-cpu", "null_blk / r16", "unresolved", 0.99, 0.98, 1.01)
+        # its guest of one vCPU counting instructions, said under its boot
+        sec = self.md[self.md.index("## kernel 6.12, null_blk, instructions "
+                                    "counted\n"):]
+        self.assertIn("Guest CPU: 1 vCPU, its clock counting instructions "
+                      "(QEMU -icount shift=1", sec)
         # none's round 3 failed, in every variant: its ratio pairs two rounds
         for var in ("r16", "1proc", "8proc"):
-            none = self.vals("6.12-nullb", "nullb-cpu", var, "none", "iops")
+            none = self.vals("6.12-nullb-cpu", "nullb-cpu", var, "none", "iops")
             self.assertEqual(sorted(none), [1, 2], var)
             self.assertIn("nullb-cpu %s round 3 none): failed: fio failed: "
                           "synthetic" % var, self.md)
@@ -330,7 +335,7 @@ class Report(unittest.TestCase):
             self.assertIn(row, sec)
         self.assertEqual(sec.count("| mq-deadline |"), 3)
         # summary.json keeps each variant's per-round values
-        self.assertEqual(self.vals("6.12-nullb", "nullb-cpu", "8proc", "fwdsched",
+        self.assertEqual(self.vals("6.12-nullb-cpu", "nullb-cpu", "8proc", "fwdsched",
                                    "iops"), {1: 180000, 2: 190000, 3: 170000})
 
     def test_cpu_before_variants(self):
@@ -483,6 +488,7 @@ class Report(unittest.TestCase):
         self.assertIn("- command: `BENCH_KVERS=6.12 BENCH_CARDS='paper symmetric' ", text)
         self.assertIn("duration: 21 min", text)
         self.assertIn("- guest clocks: 6.12-nullb clocksource tsc (tsc=reliable); "
+                      "6.12-nullb-cpu clocksource tsc (tsc=reliable); "
                       "6.12-paper clocksource tsc (tsc=reliable)", text)
         self.assertIn("load 0.10 / 0.20 / 0.30 at the start and 0.50 / 0.40 / 0.30 "
                       "at the end", text)
