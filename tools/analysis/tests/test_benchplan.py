@@ -473,8 +473,9 @@ class Plan(unittest.TestCase):
         self.assertEqual([b["id"] for b in p["boots"]], ["6.12-nullb-cpu"])
         self.assertEqual(set(p["boots"][0]["disks"]), {"cpu"})
         self.assertEqual(len(p["boots"][0]["runs"]), 72)
-        self.assertEqual(p["estimate_s"], benchplan.BOOT_S +
-                         72 * (5 + benchplan.OVERHEAD_S))
+        # its guest counts instructions: ICOUNT_WALL times the run's time
+        self.assertEqual(p["estimate_s"], benchplan.BOOT_S + 72 * round(
+            (5 + benchplan.OVERHEAD_S) * benchplan.ICOUNT_WALL))
 
     def test_nullb_cpu_jobs_fit_the_disk(self):
         mib = benchplan.NULLB_DISKS["cpu"]["attrs"]["size"]

@@ -403,9 +403,9 @@ class Report(unittest.TestCase):
     def test_plots(self):
         for name in ("6.12-paper_headline_iops.png", "6.12-paper_headline_fig4.png",
                      "6.12-paper_headline_fig5.png",
-                     "6.12-nullb_nullb-cpu_r16_iops.png",
-                     "6.12-nullb_nullb-cpu_1proc_iops.png",
-                     "6.12-nullb_nullb-cpu_8proc_iops.png"):
+                     "6.12-nullb-cpu_nullb-cpu_r16_iops.png",
+                     "6.12-nullb-cpu_nullb-cpu_1proc_iops.png",
+                     "6.12-nullb-cpu_nullb-cpu_8proc_iops.png"):
             with open(os.path.join(self.root, "plots", name), "rb") as f:
                 self.assertEqual(f.read(8), PNG, name)
             self.assertIn("(plots/%s)" % name, self.md)
