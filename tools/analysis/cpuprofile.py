@@ -10,7 +10,10 @@ each scheduler's median IOPS and, for every scheduler but mq-deadline,
 the median over rounds of its IOPS / mq-deadline's of the same round;
 then the share of all samples (mean over rounds) in the scheduler's own
 functions, in the spinlock slow path (waiting for a contended lock), and
-idle; then the scheduler's own functions, heaviest first.
+idle; then the scheduler's own functions, heaviest first.  When the
+guest's clock counted instructions (a file "icount" holds the shift N:
+2^N ns an instruction), a share is also a count: the scheduler's own
+instructions per read, own share x 10^9 / (2^N x IOPS), mean over rounds.
 
   tools/analysis/cpuprofile.py results/profile-<timestamp> [--top N]
 """
@@ -83,10 +86,34 @@ def shares(prof, sched):
     return own_, lock, idle
 
 
+def read_icount(rundir):
+    """The shift of an instruction-counted run (file "icount"), or None."""
+    try:
+        with open(os.path.join(rundir, "icount")) as f:
+            text = f.read().strip()
+    except FileNotFoundError:
+        return None
+    if not re.fullmatch(r"[0-9]", text):
+        raise ProfileError("%s/icount: expected a shift from 0 to 9: %r"
+                           % (rundir, text))
+    return int(text)
+
+
+def per_read(share, iops, shift):
+    """Instructions per read in a share (%) of an instruction-counted
+    run's samples, at @iops reads per second of guest time."""
+    return share / 100.0 * 1e9 / (2 ** shift * iops)
+
+
 def summarize(rundir, top=12):
     rows = read_iops(os.path.join(rundir, "iops.tsv"))
+    shift = read_icount(rundir)
     jobs = list(dict.fromkeys(r[0] for r in rows))
     out = []
+    if shift is not None:
+        out.append("One vCPU, its clock counting instructions (2^%d ns "
+                   "each): IOPS are the inverse of the work per read.\n"
+                   % shift)
     for job in jobs:
         jrows = [r for r in rows if r[0] == job]
         scheds = list(dict.fromkeys(r[1] for r in jrows))
@@ -94,14 +121,17 @@ def summarize(rundir, top=12):
         rounds = sorted(set(r[2] for r in jrows))
         out.append("## %s\n" % job)
         out.append("| scheduler | IOPS (median) | × %s (median of rounds) "
-                   "| own functions %% | lock wait %% | idle %% |" % BASE)
-        out.append("|---|--:|--:|--:|--:|--:|")
+                   "| own functions %% | lock wait %% | idle %% |%s" %
+                   (BASE, "" if shift is None else
+                    " own instructions per read |"))
+        out.append("|---|--:|--:|--:|--:|--:|" +
+                   ("" if shift is None else "--:|"))
         funcs, profiled = {}, {}
         for s in scheds:
             iops = [by[(s, r)] for r in rounds if (s, r) in by]
             ratios = [by[(s, r)] / by[(BASE, r)] for r in rounds
                       if (s, r) in by and by.get((BASE, r))]
-            sh = []
+            sh, ins = [], []
             for r in rounds:
                 path = os.path.join(rundir, "%s.%s.r%d.txt" % (job, s, r))
                 if not os.path.exists(path):
@@ -109,6 +139,8 @@ def summarize(rundir, top=12):
                 with open(path) as f:
                     prof = parse_report(f.read())
                 sh.append(shares(prof, s))
+                if shift is not None and by.get((s, r)):
+                    ins.append(per_read(sh[-1][0], by[(s, r)], shift))
                 for k, v in prof.items():
                     if own(k, s):
                         funcs.setdefault(s, {}).setdefault(k, []).append(v)
@@ -117,6 +149,8 @@ def summarize(rundir, top=12):
                      if ratios and s != BASE else "1" if s == BASE else "n/a")
             cols = ["%.2f" % statistics.mean(x[i] for x in sh) if sh
                     else "n/a" for i in range(3)]
+            if shift is not None:
+                cols.append("%.0f" % statistics.mean(ins) if ins else "n/a")
             out.append("| %s | %.0f | %s | %s |"
                        % (s, statistics.median(iops), ratio, " | ".join(cols)))
         for s in scheds:

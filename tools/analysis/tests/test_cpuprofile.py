@@ -78,6 +78,31 @@ class Profile(unittest.TestCase):
         self.assertIn("mean over 2 rounds", s)
         self.assertIn("__dd_dispatch_one 0.25", s)
 
+    def test_instructions_per_read(self):
+        # one vCPU counting instructions at 2 ns each: fwdsched's own
+        # 3.25 % of round 1 at 90,000 reads/s is 0.0325 x 5e8 / 90000 =
+        # 180.6 instructions a read, 5.25 % of round 2 at 80,000 is 328.1
+        self.run_two_rounds()
+        self.write("icount", "1\n")
+        s = prof.summarize(self.dir)
+        self.assertIn("2^1 ns each", s)
+        self.assertIn("| own instructions per read |", s)
+        rows = {ln.split("|")[1].strip(): [c.strip() for c in
+                                            ln.split("|")[2:-1]]
+                for ln in s.splitlines() if ln.startswith("| ")
+                and not ln.startswith("| scheduler")}
+        self.assertEqual(rows["fwdsched"][-1], "254")
+        # mq-deadline: 1.75 % at 100,000 reads/s, both rounds: 87.5
+        self.assertEqual(rows["mq-deadline"][-1], "88")
+        self.assertAlmostEqual(prof.per_read(3.0, 90000, 1), 166.667, 3)
+        # without the file: no such column
+        os.remove(os.path.join(self.dir, "icount"))
+        self.assertNotIn("instructions per read", prof.summarize(self.dir))
+        # a bad shift is refused
+        self.write("icount", "ten\n")
+        with self.assertRaises(prof.ProfileError):
+            prof.summarize(self.dir)
+
     def test_bad_input(self):
         self.write("iops.tsv", "cpu-1proc-qd32 fwdsched one 9\n")
         with self.assertRaises(prof.ProfileError):
