@@ -56,7 +56,9 @@ Plan (plan.json), format 1:
   experiments: {id: {title, device, rounds, ...}} -- for the report;
   plan: "default" or "full" (BENCH_FULL);
   boots: [{id, kernel, device: {kind: flashcard|null_blk, transport
-           (sd|ufs, a flash card's), ...}, disks: {key: {kind, name,
+           (sd|ufs, a flash card's), vm (the guest's own options, e.g.
+           {cpus: 1, icount: 1}, when an experiment asks), ...},
+           disks: {key: {kind, name,
            attrs}} (a UFS disk's name is the guest's, null here), app_fs
            (the real program's file system, when a run starts it),
            estimate_s, runs: [...]}]
