@@ -127,15 +127,11 @@ enum fwd_prio fwd_first_prio(struct fwd_data *fwd)
  * Classes are served in order; a request of a lower class that waited
  * prio_aging_expire is served next (oldest first, reads before writes).
  */
-struct request *fwd_aged_request(struct fwd_data *fwd, enum fwd_prio prio)
+struct request *__fwd_aged_request(struct fwd_data *fwd, enum fwd_prio prio)
 {
-	struct fwd_class *c = &fwd->cls[prio];
 	struct request *rq;
 	enum fwd_dir dir;
 
-	/* Every request is of @prio: none of a lower class. */
-	if (c->queued[FWD_READ] + c->queued[FWD_WRITE] == fwd->nr_queued)
-		return NULL;
 	while (++prio < FWD_PRIO_COUNT)
 		for (dir = 0; dir < FWD_DIR_COUNT; dir++) {
 			rq = fwd_oldest(fwd, prio, dir);

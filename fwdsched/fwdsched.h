@@ -294,7 +294,8 @@ static inline struct request *fwd_first_rq(struct rb_root *root)
 
 /* fwdsched-iosched.c */
 struct request *fwd_find_from(struct rb_root *root, sector_t pos);
-struct request *fwd_aged_request(struct fwd_data *fwd, enum fwd_prio prio);
+struct request *__fwd_aged_request(struct fwd_data *fwd,
+				   enum fwd_prio prio);
 enum fwd_prio fwd_first_prio(struct fwd_data *fwd);
 bool fwd_head_expired(struct fwd_data *fwd, enum fwd_prio prio,
 		      enum fwd_dir dir);
@@ -326,6 +327,18 @@ void fwd_hold_rerun(struct fwd_data *fwd);
  * The hot paths' checks, inline: with one process backlogged and no
  * dispatch_depth, none of fwdsched-fair.c's work runs.
  */
+
+/* An aged request of a class below @prio, see __fwd_aged_request(). */
+static inline struct request *fwd_aged_request(struct fwd_data *fwd,
+					       enum fwd_prio prio)
+{
+	struct fwd_class *c = &fwd->cls[prio];
+
+	/* Every request is of @prio: none of a lower class. */
+	if (c->queued[FWD_READ] + c->queued[FWD_WRITE] == fwd->nr_queued)
+		return NULL;
+	return __fwd_aged_request(fwd, prio);
+}
 
 /* The limit for a pick: one request waiting leaves no choice to make. */
 static inline bool fwd_fair_limit(struct fwd_data *fwd, enum fwd_prio prio,
