@@ -38,15 +38,23 @@ disk_kind() {
 }
 
 # stat_get <disk> <name>: a counter of fwdsched's debugfs "stats" file
+# (read by the shell itself: under TCG every program started costs a
+# good part of a second beside a busy disk)
 stat_get() {
-	local v
-	v=$(awk -v n="$2" '$1 == n { print $2 }' "$(schedfs "$1")/stats")
-	[ -n "$v" ] || fail "no counter '$2' in $(schedfs "$1")/stats"
-	echo "$v"
+	local f=/sys/kernel/debug/block/$1/sched/stats n v
+	while read -r n v; do
+		[ "$n" != "$2" ] || { echo "$v"; return 0; }
+	done < "$f"
+	fail "no counter '$2' in $f"
 }
 
 # stat_of <copy> <name>: a counter of a saved copy of the "stats" file
-stat_of() { awk -v n="$2" '$1 == n {print $2}' <<< "$1"; }
+stat_of() {
+	local n v
+	while read -r n v; do
+		[ "$n" != "$2" ] || { echo "$v"; return 0; }
+	done <<< "$1"
+}
 
 # stat_delta <before> <after> <name>: a counter's growth between two
 # saved copies of the "stats" file
@@ -54,10 +62,10 @@ stat_delta() { echo $(( $(stat_of "$2" "$3") - $(stat_of "$1" "$3") )); }
 
 # tunable_set <disk> <name> <value>: write and verify, fail otherwise
 tunable_set() {
-	local f
-	f=$(iosched "$1")/$2
+	local f=/sys/block/$1/queue/iosched/$2 v
 	echo "$3" > "$f" || fail "writing '$3' to $f failed"
-	[ "$(cat "$f")" = "$3" ] || fail "$f reads $(cat "$f") after writing $3"
+	read -r v < "$f"
+	[ "$v" = "$3" ] || fail "$f reads $v after writing $3"
 }
 
 # reset_tunables <disk>: fwdsched with its defaults again (re-select it)
@@ -80,7 +88,7 @@ blk_stop() {
 # of traces: "reads", "sweep", "deadline", ...), its output left in
 # FWDLIB_OUT; a failure fails the test.
 fwdlib() {
-	FWDLIB_OUT=$("$FWD_PY" "$FWD_ROOT/tools/analysis/fwdlib.py" "$@") ||
+	FWDLIB_OUT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" "$@") ||
 		fail "tools/analysis/fwdlib.py $1 failed"
 }
 
@@ -246,17 +254,23 @@ delayed_runs_stop() {
 
 # completed <disk>: requests completed on the disk so far (reads and
 # writes, from /sys/block/<disk>/stat).
-completed() { awk '{ print $1 + $5 }' "/sys/block/$1/stat"; }
+completed() {
+	local r _x w
+	read -r r _x _x _x w _x < "/sys/block/$1/stat"
+	echo $((r + w))
+}
 
 # wait_completed <disk> <n>: wait until <n> more requests have completed
 # on the disk, e.g. to know that a process started in the background is
 # doing I/O (and so has set up its signal handlers).  A hang check only:
 # fails after 120 s.
 wait_completed() {
-	local want _
-	want=$(( $(completed "$1") + $2 ))
-	for _ in $(seq 1200); do
-		[ "$(completed "$1")" -ge "$want" ] && return 0
+	local want r _x w i
+	read -r r _x _x _x w _x < "/sys/block/$1/stat"
+	want=$((r + w + $2))
+	for ((i = 0; i < 1200; i++)); do
+		read -r r _x _x _x w _x < "/sys/block/$1/stat"
+		[ $((r + w)) -ge "$want" ] && return 0
 		sleep 0.1
 	done
 	fail "fewer than $2 requests completed on $1 in 120 s"
@@ -303,13 +317,16 @@ trap fwd_test_exit EXIT
 # a row with the same counters; fail unless fwdsched's books then show
 # nothing waiting or in flight.  A hang check only: fails after 120 s.
 sched_idle() {
-	local q prev='' cur _
-	q=$(schedfs "$1")/queued
+	local sfs=/sys/kernel/debug/block/$1/sched prev='' cur r w head i
+	local -a stats
 	udevadm settle 2>/dev/null
-	for _ in $(seq 600); do
-		cur="$(cat "/sys/block/$1/inflight") $(head -n 1 "$q") $(cat "$(schedfs "$1")/stats")"
-		if [ "$(awk '{ print $1 + $2 }' "/sys/block/$1/inflight")" -eq 0 ] &&
-		   head -n 1 "$q" | grep -q '^reads 0 writes 0 head 0 inflight 0 '; then
+	for ((i = 0; i < 600; i++)); do
+		read -r r w < "/sys/block/$1/inflight"
+		read -r head < "$sfs/queued"
+		mapfile -t stats < "$sfs/stats"
+		cur="$r $w $head ${stats[*]}"
+		if [ $((r + w)) -eq 0 ] &&
+		   [[ $head == "reads 0 writes 0 head 0 inflight 0 "* ]]; then
 			[ "$cur" = "$prev" ] && return 0
 			prev=$cur
 		else
@@ -317,7 +334,7 @@ sched_idle() {
 		fi
 		sleep 0.2
 	done
-	fail "$1 not idle after 120 s: fwdsched queued: $(head -n 1 "$q"); in flight: $(cat "/sys/block/$1/inflight")"
+	fail "$1 not idle after 120 s: fwdsched queued: $head; in flight: $r $w"
 }
 
 # sched_books <disk>: once the disk is idle (sched_idle), fwdsched's
@@ -351,18 +368,51 @@ books_check() {
 		}' "$1" "$2" || fail "fwdsched's books do not balance (see above)"
 }
 
+# guarded_write <file> <value> [<seconds>]: write the value to a sysfs
+# file from a background shell and wait for it, returning the write's
+# status.  A write that has not returned after <seconds> (default 60: a
+# freeze or a switch that nothing ends) fails the test: a watchdog shell
+# says so and ends the test.  No program is started (timeout, sh): under
+# TCG beside a busy disk each costs a good part of a second.
+guarded_write() {
+	local pid dog rc
+	(echo "$2" > "$1") 2>/dev/null &
+	pid=$!
+	(read -rt "${3:-60}" <> <(:)
+	 diag "FAIL: writing '$2' to $1 has not returned after ${3:-60} s"
+	 kill -TERM $$) &
+	dog=$!
+	wait "$pid"
+	rc=$?
+	kill "$dog" 2>/dev/null
+	wait "$dog" 2>/dev/null
+	return "$rc"
+}
+
+# switch_to <disk> <scheduler>: select the scheduler under load, retrying
+# while the kernel says -EBUSY (7.x: its lock taken elsewhere) for up to
+# 120 s; each write guarded (guarded_write).  Fails the test otherwise.
+switch_to() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		guarded_write "/sys/block/$1/queue/scheduler" "$2" && return 0
+		sleep 0.2
+	done
+	fail "the switch to $2 was refused for 120 s"
+}
+
 # nr_requests_set <disk> <n>: write queue/nr_requests, retrying while the
 # kernel says -EBUSY (7.x takes a trylock there, as for the scheduler),
 # and check that it took.  Each write freezes the queue: a write still
 # blocked after 60 s fails the test.
 nr_requests_set() {
-	local f=/sys/block/$1/queue/nr_requests _
-	for _ in $(seq 50); do
-		timeout 60 sh -c "echo $2 > $f" 2>/dev/null && break
-		[ $? -ne 124 ] || fail "writing $2 to $f hung (60 s)"
+	local f=/sys/block/$1/queue/nr_requests i v
+	for ((i = 0; i < 50; i++)); do
+		guarded_write "$f" "$2" && break
 		sleep 0.1
 	done
-	[ "$(cat "$f")" = "$2" ] || fail "$f reads $(cat "$f") after writing $2"
+	read -r v < "$f"
+	[ "$v" = "$2" ] || fail "$f reads $v after writing $2"
 }
 
 # verify_backlog_start <disk> <json> <runtime>: fio writes and verifies
@@ -380,7 +430,7 @@ verify_backlog_start() {
 # verified_jobs <json> <n>: fio's JSON holds <n> jobs, and each wrote
 # and read back (verified) something without an error; prints them.
 verified_jobs() {
-	"$FWD_PY" - "$1" "$2" <<'PY'
+	"$FWD_PY" -S - "$1" "$2" <<'PY'
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 for j in jobs:

@@ -56,6 +56,10 @@ setup_disks() {
 }
 
 setup_disks
+# blkparse's format for every test's traces (tools/lib/guest.sh), asked
+# of Python once: a start of it costs a second or two under TCG.
+BLK_FMT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) || BLK_FMT=
+export BLK_FMT
 ko=$FWD_ROOT/build/$rel/fwdsched.ko
 load_err=
 if ! lsmod | grep -q '^fwdsched '; then
@@ -105,11 +109,11 @@ run_test() {
 	fi
 	out=$results/$id
 	mkdir -p "$out"
-	start=$(date +%s)
+	start=$EPOCHSECONDS
 	FWD_OUT=$out timeout -k 10 "$limit" bash "$t" "${disk[$k]}" > "$out/log" 2>&1
 	rc=$?
 	sed -e 's/^/  /' "$out/log" | grep -v '^  $' | tail -n 40 | grep '^  #'
-	dur="($(($(date +%s) - start)) s)"
+	dur="($((EPOCHSECONDS - start)) s)"
 	case $rc in
 	0) echo "ok $n $id $dur"; pass=$((pass + 1)) ;;
 	4) echo "ok $n $id # SKIP $(grep '^# SKIP' "$out/log" | tail -n 1 | cut -c9-)"; skipn=$((skipn + 1)) ;;

@@ -110,10 +110,7 @@ FWD_RUNTIME=6 FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
 	run_fio "$d" selftest/fg-writer.fio "$FWD_OUT/switch" &
 fio_pid=$!
 sleep 4
-timeout 150 bash -c "for _ in \$(seq 600); do
-	echo mq-deadline > /sys/block/$d/queue/scheduler 2>/dev/null && exit 0
-	sleep 0.2; done; exit 1" ||
-	fail "the switch to mq-deadline hung or was refused for 120 s"
+switch_to "$d" mq-deadline
 wait "$fio_pid" || fail "fio failed beside the switch (see $FWD_OUT/switch.log)"
 reset_tunables "$d"
 exit 0

@@ -51,7 +51,7 @@ read4k() {
 # Direct 4 KiB reads of the blocks listed on stdin, in order, from one
 # process (a dd each costs more under TCG than the read); with --loop
 # again and again until SIGTERM.
-direct_reads=("$FWD_PY" "$FWD_ROOT/tools/guest/direct-reads.py")
+direct_reads=("$FWD_PY" -S "$FWD_ROOT/tools/guest/direct-reads.py")
 reads() {
 	"${direct_reads[@]}" "/dev/$1" || fail "direct reads of $1 failed"
 }
@@ -169,7 +169,7 @@ seq 400 | awk '{ print $1 * 3 }' > "$FWD_OUT/blocks.busy"
 "${direct_reads[@]}" --loop "/dev/$d" < "$FWD_OUT/blocks.busy" &
 io=$!
 wait_completed "$d" 20
-"$FWD_PY" - "$hist" "$ctl" > "$FWD_OUT/concurrent" 2>&1 <<'PY' ||
+"$FWD_PY" -S - "$hist" "$ctl" > "$FWD_OUT/concurrent" 2>&1 <<'PY' ||
 import re, sys
 hist, ctl = sys.argv[1:]
 line = re.compile(r"^\d+ \d+ [RWO] \S+ \S+ \S+ \S+$")

@@ -29,7 +29,11 @@
 
 # shellcheck source=tools/lib/common.sh
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# Run with -S in the guest (standard library only): a start with a third
+# fewer file lookups, each a round trip to the host under virtme-ng.
 FWD_PY=/usr/bin/python3
+# Scripts run with -S: the standard library only, and a start with fewer
+# file lookups (each one crosses to the host under virtme-ng).
 
 iosched() { echo "/sys/block/$1/queue/iosched"; }
 schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }
@@ -37,12 +41,13 @@ schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }
 # set_sched <disk> <scheduler>: select it, retrying while the kernel says
 # -EBUSY (7.x elv_iosched_store uses a trylock), and check that it took.
 set_sched() {
-	local f=/sys/block/$1/queue/scheduler _
-	for _ in $(seq 50); do
+	local f=/sys/block/$1/queue/scheduler i cur
+	for ((i = 0; i < 50; i++)); do
 		echo "$2" > "$f" 2>/dev/null && break
 		sleep 0.1
 	done
-	grep -q "\[$2\]" "$f" || die "cannot select $2 on $1 ($(cat "$f"))"
+	read -r cur < "$f"
+	[[ " $cur " == *" [$2] "* ]] || die "cannot select $2 on $1 ($cur)"
 }
 
 # json_text <text>: the text as the inside of a JSON string, on one line
@@ -58,7 +63,13 @@ card_read() {
 }
 
 # cur_sched <disk>: the scheduler selected on the disk
-cur_sched() { sed -n 's/.*\[\(.*\)\].*/\1/p' "/sys/block/$1/queue/scheduler"; }
+cur_sched() {
+	local l
+	read -r l < "/sys/block/$1/queue/scheduler"
+	[[ $l == *\[*\]* ]] || return 0
+	l=${l#*\[}
+	echo "${l%%\]*}"
+}
 
 # fresh_sched <disk> <scheduler>: select it anew, so that its tunables are
 # the defaults.
@@ -112,7 +123,9 @@ scsi_debug_create() {
 BLK_PID=
 BLK_TMP=
 BLK_OUT=
-BLK_FMT=
+# blkparse's format, from tools/analysis/fwdlib.py; run_tests.sh asks for it
+# once and exports it.
+BLK_FMT=${BLK_FMT:-}
 BLK_DROPPED=0
 # blktrace_start <disk> <file>: trace the disk with blktrace until
 # blktrace_stop, which writes the trace to <file> as blkparse text in the
@@ -155,8 +168,9 @@ blktrace_stop() {
 	BLK_DROPPED=${BLK_DROPPED:-0}
 	[ "$BLK_DROPPED" -eq 0 ] ||
 		echo "blktrace dropped $BLK_DROPPED events: the trace in $BLK_OUT is incomplete" >&2
-	# asked once per guest: a Python start costs a second or two under TCG
-	[ -n "$BLK_FMT" ] || BLK_FMT=$("$FWD_PY" "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
+	# asked once per script unless exported: a Python start costs a
+	# second or two under TCG
+	[ -n "$BLK_FMT" ] || BLK_FMT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
 		die "tools/analysis/fwdlib.py blkparse-fmt failed"
 	fmt=$BLK_FMT
 	(cd "$BLK_TMP" && blkparse -q -i t -f "$fmt" > t.txt) ||
