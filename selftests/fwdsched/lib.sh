@@ -384,7 +384,10 @@ guarded_write() {
 	dog=$!
 	wait "$pid"
 	rc=$?
-	kill "$dog" 2>/dev/null
+	# SIGKILL, not SIGTERM: a subshell that bash has only just forked
+	# still has the test's traps, and a SIGTERM there runs the test's
+	# EXIT trap in it (which kills fio and resets the tunables).
+	kill -KILL "$dog" 2>/dev/null
 	wait "$dog" 2>/dev/null
 	return "$rc"
 }
@@ -406,13 +409,13 @@ switch_to() {
 # and check that it took.  Each write freezes the queue: a write still
 # blocked after 60 s fails the test.
 nr_requests_set() {
-	local f=/sys/block/$1/queue/nr_requests _
-	for _ in $(seq 50); do
-		timeout 60 sh -c "echo $2 > $f" 2>/dev/null && break
-		[ $? -ne 124 ] || fail "writing $2 to $f hung (60 s)"
+	local f=/sys/block/$1/queue/nr_requests i v
+	for ((i = 0; i < 50; i++)); do
+		guarded_write "$f" "$2" && break
 		sleep 0.1
 	done
-	[ "$(cat "$f")" = "$2" ] || fail "$f reads $(cat "$f") after writing $2"
+	read -r v < "$f"
+	[ "$v" = "$2" ] || fail "$f reads $v after writing $2"
 }
 
 # verify_backlog_start <disk> <json> <runtime>: fio writes and verifies

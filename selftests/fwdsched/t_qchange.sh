@@ -91,13 +91,13 @@ freeze() {
 	local v
 	if [ -n "$wbt0" ]; then
 		v=$((wbt0 + 1000 * ($1 % 2 + 1)))
-		timeout 60 sh -c "echo $v > $qd/wbt_lat_usec" ||
-			fail "writing $v to wbt_lat_usec failed or hung"
+		guarded_write "$qd/wbt_lat_usec" "$v" ||
+			fail "writing $v to wbt_lat_usec failed"
 	fi
 	v=$((msk0 / ($1 % 2 + 1)))
 	[ "$v" -ge 4 ] || v=$msk0
-	timeout 60 sh -c "echo $v > $qd/max_sectors_kb" ||
-		fail "writing $v to max_sectors_kb failed or hung"
+	guarded_write "$qd/max_sectors_kb" "$v" ||
+		fail "writing $v to max_sectors_kb failed"
 }
 
 # change_nr <what> <nr>...: nr_requests set to each <nr> in turn under
@@ -133,8 +133,7 @@ n=$((n + 2))
 # A switch in the middle, then more changes under the new fwdsched.
 for s in mq-deadline fwdsched; do
 	running "the switch to $s"
-	timeout 60 bash -c "echo $s > $qd/scheduler" ||
-		fail "switch to $s failed or hung"
+	guarded_write "$qd/scheduler" "$s" || fail "switch to $s failed"
 	[ "$(cur_sched "$d")" = "$s" ] || fail "switched to $(cur_sched "$d"), not $s"
 done
 tunable_set "$d" dispatch_depth 2
