@@ -521,10 +521,14 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 		fwd->fg = p;
 	/*
 	 * Without dispatch_depth, asynchronous writes are counted (for the
-	 * foreground, fwd_hold_next()), and with sync_depth the requests
-	 * dispatched while two processes are backlogged (fwd_sync_cap()).
+	 * foreground, fwd_hold_next()), with foreground_idle the
+	 * foreground's reads too (its completions end the hold and start
+	 * the anticipation of its next read), and with sync_depth the
+	 * requests dispatched while two processes are backlogged
+	 * (fwd_sync_cap()).
 	 */
 	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq)) ||
+	    (wb && fwd->fg == p && fwd->foreground_idle) ||
 	    fwd_sync_wanted(fwd)) {
 		flags |= FWD_RQ_COUNTED | FWD_RQ_TRACKED;
 		atomic_inc(&fwd->inflight);
@@ -682,8 +686,8 @@ static unsigned int fwd_sync_cap(struct fwd_data *fwd, enum fwd_prio prio,
  * What the next dispatch waits for, with nothing at the head:
  *  - the foreground, when only asynchronous writes (none expired nor
  *    aged) wait in the first class: until the requests counted in flight
- *    completed, then, with dispatch_depth, its next read for the rest of
- *    its window.
+ *    completed, then, with dispatch_depth or foreground_idle, its next
+ *    read for the rest of its window.
  * With dispatch_depth (an SD card):
  *  - fairness blocks, or the next request is owed to W: the device gets
  *    no more of the others' while it has n = max(1, dispatch_depth - 1),
@@ -711,7 +715,8 @@ static unsigned int fwd_hold_next(struct fwd_data *fwd,
 		*w = fwd->fg;
 		if (inflight)
 			return 1;
-		*delay = depth ? fwd_fg_left(fwd, *w) : 0;
+		*delay = depth || fwd->foreground_idle ?
+			 fwd_fg_left(fwd, *w) : 0;
 		return *delay ? FWD_HOLD_ANTIC_ON : 0;
 	}
 	if (!depth)

@@ -782,6 +782,7 @@ FWD_UINT_ATTR(dispatch_depth, 0, FWD_DISPATCH_DEPTH_MAX)
 FWD_UINT_ATTR(sync_depth, 0, FWD_DISPATCH_DEPTH_MAX)
 FWD_UINT_ATTR(anticipate_us, 0, FWD_ANTICIPATE_MAX_US)
 FWD_UINT_ATTR(foreground_us, 0, FWD_ANTICIPATE_MAX_US)
+FWD_UINT_ATTR(foreground_idle, 0, 1)
 
 #undef FWD_MS_ATTR
 #undef FWD_UINT_ATTR
@@ -826,6 +827,7 @@ static struct elv_fs_entry fwd_attrs[] = {
 	FWD_ATTR(sync_depth),
 	FWD_ATTR(anticipate_us),
 	FWD_ATTR(foreground_us),
+	FWD_ATTR(foreground_idle),
 	FWD_ATTR(prio_aging_expire),
 	__ATTR_NULL
 };

@@ -178,6 +178,7 @@ struct fwd_data {
 	unsigned int front_merges;
 	unsigned int anticipate_us;	/* 0: off */
 	unsigned int foreground_us;	/* 0: off */
+	unsigned int foreground_idle;	/* with dispatch_depth 0 */
 #ifndef FWD_HAVE_Q_ASYNC_DEPTH
 	unsigned int async_depth;	/* before 7.0, see fwd_async_depth() */
 	bool async_depth_set;

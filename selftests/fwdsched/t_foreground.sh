@@ -18,7 +18,10 @@
 #     UFS (dispatch_depth 0) nothing idles the device: no anticipation, and
 #     from the reader's fourth read on at most one asynchronous write is on
 #     the device at a time, writes do go (at least 10 while the reader
-#     runs), and holds for the foreground happened;
+#     runs), and holds for the foreground happened.  With
+#     foreground_idle 1 the UFS disk is kept idle for the reader as the
+#     SD card is: no asynchronous write in any such gap, and
+#     anticipations;
 #  2. on the SD card, with write_expire 1000 ms, writes are not starved:
 #     expired writes are dispatched while the reader runs (on UFS none
 #     waits that long).  The longest wait and the most reads in a row
@@ -92,6 +95,19 @@ else
 	[ "${FG[5]}" -le 1 ] ||
 		fail "${FG[5]} asynchronous writes were in flight at once beside the reader"
 	[ "${FG[4]}" -ge 10 ] || fail "only ${FG[4]} writes dispatched while the reader ran"
+
+	tunable_set "$d" foreground_idle 1
+	s0=$(cat "$(schedfs "$d")/stats")
+	run isolation-idle 6
+	antic=$(stat_delta "$s0" "$(cat "$(schedfs "$d")/stats")" antic_holds)
+	diag "isolation-idle: antic_holds $antic"
+	[ "${FG[1]}" -ge 50 ] || fail "only ${FG[1]} gaps of the reader judged: too few"
+	[ "${FG[3]}" -eq 0 ] ||
+		fail "foreground_idle 1: an asynchronous write was dispatched in ${FG[3]} of the reader's gaps"
+	[ "${FG[2]}" -ge 20 ] ||
+		fail "foreground_idle 1: writes waited in only ${FG[2]} gaps: the isolation was not exercised"
+	[ "$antic" -gt 0 ] || fail "foreground_idle 1: the reader's next read was never anticipated"
+	tunable_set "$d" foreground_idle 0
 fi
 
 # 2. write_expire bounds the wait of every write (not run on UFS, where

@@ -31,7 +31,8 @@ table="$table
 dispatch_depth $depth 0 4096
 sync_depth $sync_depth 0 4096
 anticipate_us 4000 0 100000
-foreground_us 50000 0 100000"
+foreground_us 50000 0 100000
+foreground_idle 0 0 1"
 [ -e "$dir/prio_aging_expire" ] && table="$table
 prio_aging_expire - 1 600000"
 
