@@ -41,19 +41,26 @@ disk_kind() {
 # (read by the shell itself: under TCG every program started costs a
 # good part of a second beside a busy disk)
 stat_get() {
-	local f=/sys/kernel/debug/block/$1/sched/stats n v
+	local f=/sys/kernel/debug/block/$1/sched/stats
+	stat_scan "$2" < "$f" || fail "no counter '$2' in $f"
+	echo "$STAT_V"
+}
+
+# stat_scan <name>: set STAT_V to the counter <name> of the "stats"
+# lines on standard input; fails (STAT_V empty) without it
+stat_scan() {
+	local n v
+	STAT_V=
 	while read -r n v; do
-		[ "$n" != "$2" ] || { echo "$v"; return 0; }
-	done < "$f"
-	fail "no counter '$2' in $f"
+		[ "$n" != "$1" ] || { STAT_V=$v; return 0; }
+	done
+	return 1
 }
 
 # stat_of <copy> <name>: a counter of a saved copy of the "stats" file
 stat_of() {
-	local n v
-	while read -r n v; do
-		[ "$n" != "$2" ] || { echo "$v"; return 0; }
-	done <<< "$1"
+	stat_scan "$2" <<< "$1"
+	echo "$STAT_V"
 }
 
 # stat_delta <before> <after> <name>: a counter's growth between two
@@ -255,9 +262,16 @@ delayed_runs_stop() {
 # completed <disk>: requests completed on the disk so far (reads and
 # writes, from /sys/block/<disk>/stat).
 completed() {
+	disk_done "$1"
+	echo "$DONE_N"
+}
+
+# disk_done <disk>: set DONE_N to what completed() prints, without a
+# subshell
+disk_done() {
 	local r _x w
 	read -r r _x _x _x w _x < "/sys/block/$1/stat"
-	echo $((r + w))
+	DONE_N=$((r + w))
 }
 
 # wait_completed <disk> <n>: wait until <n> more requests have completed
@@ -265,12 +279,12 @@ completed() {
 # doing I/O (and so has set up its signal handlers).  A hang check only:
 # fails after 120 s.
 wait_completed() {
-	local want r _x w i
-	read -r r _x _x _x w _x < "/sys/block/$1/stat"
-	want=$((r + w + $2))
+	local want i
+	disk_done "$1"
+	want=$((DONE_N + $2))
 	for ((i = 0; i < 1200; i++)); do
-		read -r r _x _x _x w _x < "/sys/block/$1/stat"
-		[ $((r + w)) -ge "$want" ] && return 0
+		disk_done "$1"
+		[ "$DONE_N" -ge "$want" ] && return 0
 		sleep 0.1
 	done
 	fail "fewer than $2 requests completed on $1 in 120 s"
