@@ -376,6 +376,27 @@ class PluginTest(unittest.TestCase):
         self.assertNotIn("failed", out)
         self.assertEqual(self.control(4 * MIB)["totals"]["commands"], 1)
 
+    def test_read_into_window_serves_both(self):
+        # a read of the data's last 512 bytes and the window's first 512
+        # (a probe of the disk's end) succeeds: the data, charged as one
+        # command, then the window's text (its JSON object's start)
+        self.start("preset=fast", "size=4M")
+        end = 4 * MIB - 65536
+        rc, out = self.qemu_io("write -P 0x33 %d 512" % (end - 512))
+        self.assertEqual(rc, 0, out)
+        rc, out = self.qemu_io("read -P 0x33 %d 512" % (end - 512),
+                               "read -v %d 1024" % (end - 512))
+        self.assertEqual(rc, 0, out)
+        self.assertNotIn("failed", out)
+        data = bytearray()
+        for line in out.splitlines():
+            if ":  " in line and line.split(":")[0].strip().isalnum():
+                data += bytes(int(x, 16)
+                              for x in line.split(":  ", 1)[1][:48].split())
+        self.assertEqual(bytes(data[:512]), b"\x33" * 512)
+        self.assertEqual(bytes(data[512:514]), b'{"')
+        self.assertEqual(self.control(4 * MIB)["totals"]["commands"], 3)
+
     def test_timing_printed(self):
         # Information only: 4 KiB reads 1 MiB apart, ascending then
         # descending, on the paper preset; qemu-io reports each command's
