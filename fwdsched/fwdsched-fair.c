@@ -829,10 +829,11 @@ static bool fwd_hold_set(struct fwd_data *fwd, unsigned int hold,
  */
 bool fwd_hold_check(struct fwd_data *fwd)
 {
-	enum fwd_hold_reason reason = FWD_HOLD_DEPTH;
-	struct fwd_proc *w = NULL;
-	unsigned long delay = 0;
+	enum fwd_hold_reason reason;
+	unsigned long delay;
+	struct fwd_proc *w;
 	unsigned int hold = atomic_read(&fwd->hold);
+	bool held;
 
 	if (hold == FWD_HOLD_ANTIC_ON)
 		return true;
@@ -840,8 +841,21 @@ bool fwd_hold_check(struct fwd_data *fwd)
 	if (hold == FWD_HOLD_TIMED_OUT &&
 	    atomic_cmpxchg(&fwd->hold, hold, FWD_HOLD_RERUN) == hold)
 		fwd_antic_ended(fwd, hold);
-	hold = fwd_hold_next(fwd, &reason, &w, &delay);
-	return fwd_hold_set(fwd, hold, reason, w, delay);
+	/*
+	 * A threshold that completions passed before it was stored is
+	 * decided again with the lower count: what follows it may be an
+	 * anticipation (the foreground's next read) rather than a
+	 * dispatch.  The count only falls while the lock is held, so this
+	 * ends.
+	 */
+	do {
+		reason = FWD_HOLD_DEPTH;
+		w = NULL;
+		delay = 0;
+		hold = fwd_hold_next(fwd, &reason, &w, &delay);
+		held = fwd_hold_set(fwd, hold, reason, w, delay);
+	} while (!held && hold && hold <= FWD_DISPATCH_DEPTH_MAX);
+	return held;
 }
 
 /*
