@@ -286,12 +286,9 @@ above:
 below:
 	if (start || rq != fwd_first_rq(root))
 		fwd->stats[FWD_STAT_FAIR_SKIPS]++;
-	if (start) {
+	if (start)
 		fwd->stats[FWD_STAT_DETOURS]++;
-		*why = FWD_DECIDE_DETOUR;
-	} else {
-		*why = FWD_DECIDE_WRAP;
-	}
+	*why = start ? FWD_DECIDE_DETOUR : FWD_DECIDE_WRAP;
 	return rq;
 }
 
@@ -354,7 +351,6 @@ static void fwd_proc_init(struct fwd_proc *p, enum fwd_prio prio)
 	INIT_HLIST_NODE(&p->hash);
 	INIT_LIST_HEAD(&p->lru);
 	p->prio = prio;
-	atomic_set(&p->inflight, 0);
 }
 
 /*
@@ -440,11 +436,8 @@ static void fwd_think(struct fwd_proc *p, unsigned long now)
 	if (!done || (long)(now - done) <= 0)
 		return;
 	t = min_t(unsigned long, now - done, FWD_TTIME_CAP);
-	if (p->ttime_samples)
-		p->ttime = (p->ttime * (FWD_TTIME_WEIGHT - 1) + t) /
-			   FWD_TTIME_WEIGHT;
-	else
-		p->ttime = t;
+	p->ttime = !p->ttime_samples ? t :
+		   (p->ttime * (FWD_TTIME_WEIGHT - 1) + t) / FWD_TTIME_WEIGHT;
 	if (p->ttime_samples < FWD_TTIME_WEIGHT)
 		p->ttime_samples++;
 }
@@ -520,12 +513,11 @@ void fwd_owner_dispatch(struct fwd_data *fwd, struct request *rq)
 	    p->ttime <= FWD_US_TO_TICKS(fwd->foreground_us))
 		fwd->fg = p;
 	/*
-	 * Without dispatch_depth, asynchronous writes are counted (for the
-	 * foreground, fwd_hold_next()), with foreground_idle the
-	 * foreground's reads too (its completions end the hold and start
-	 * the anticipation of its next read), and with sync_depth the
-	 * requests dispatched while two processes are backlogged
-	 * (fwd_sync_cap()).
+	 * Counted in flight: every request with dispatch_depth; else the
+	 * asynchronous writes (the foreground waits for them), with
+	 * foreground_idle the foreground's reads (their completions start
+	 * its anticipation), and with sync_depth those dispatched while two
+	 * processes are backlogged (fwd_sync_cap()).
 	 */
 	if (fwd->dispatch_depth || (fwd->foreground_us && fwd_rq_async(rq)) ||
 	    (wb && fwd->fg == p && fwd->foreground_idle) ||
@@ -843,10 +835,8 @@ bool fwd_hold_check(struct fwd_data *fwd)
 		fwd_antic_ended(fwd, hold);
 	/*
 	 * A threshold that completions passed before it was stored is
-	 * decided again with the lower count: what follows it may be an
-	 * anticipation (the foreground's next read) rather than a
-	 * dispatch.  The count only falls while the lock is held, so this
-	 * ends.
+	 * decided again: with the lower count the foreground's next read
+	 * may be anticipated.  The count only falls, so this ends.
 	 */
 	do {
 		reason = FWD_HOLD_DEPTH;

@@ -28,10 +28,7 @@
 #include "blk-mq.h"
 #include "blk-mq-debugfs.h"
 #include "blk-mq-sched.h"
-/*
- * Out of tree only (tools/patches/mkpatches drops this comment and the
- * include): compat.h supplies what older kernels lack.
- */
+/* Out of tree only: what older kernels lack. */
 #include "compat.h"
 
 #include "fwdsched.h"
@@ -507,10 +504,7 @@ static void fwd_requests_merged(struct request_queue *q, struct request *rq,
 {
 	struct fwd_data *fwd = q->elevator->elevator_data;
 
-	/*
-	 * On an insert merge @next is the request being inserted: it was
-	 * never queued here.
-	 */
+	/* On an insert merge @next, being inserted, was never queued. */
 	if (RB_EMPTY_NODE(&next->rb_node)) {
 		elv_rqhash_del(q, next);
 		if (q->last_merge == next)
@@ -631,8 +625,6 @@ static int fwd_init_sched(struct request_queue *q, struct elevator_queue *eq)
 			INIT_LIST_HEAD(&fwd->cls[prio].fifo[dir]);
 		}
 	fwd_fair_init(fwd);
-	atomic_set(&fwd->inflight, 0);
-	atomic_set(&fwd->hold, 0);
 
 	fwd->time_ms[FWD_TIME_READ_EXPIRE] = read_expire_ms;
 	fwd->time_ms[FWD_TIME_WRITE_EXPIRE] = write_expire_ms;
@@ -760,10 +752,8 @@ static ssize_t fwd_##name##_store(struct elevator_queue *e,		\
 static const enum fwd_time fwd_##name##_t = t;				\
 static ssize_t fwd_##name##_show(struct elevator_queue *e, char *page)	\
 {									\
-	struct fwd_data *fwd = e->elevator_data;			\
-									\
-	return sysfs_emit(page, "%u\n",					\
-			  READ_ONCE(fwd->time_ms[fwd_##name##_t]));	\
+	return fwd_show_uint(e, offsetof(struct fwd_data,		\
+					 time_ms[fwd_##name##_t]), page); \
 }									\
 static ssize_t fwd_##name##_store(struct elevator_queue *e,		\
 				  const char *page, size_t count)	\
