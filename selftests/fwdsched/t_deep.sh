@@ -62,7 +62,7 @@ inflight() {
 	fresh_sched "$dev" "$1"
 	blk_start "$dev" "$2"
 	# 256 MiB each: the sync reader from 1 GiB (sector 2097152) on.
-	FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=256m FWD_DEEP_OFFSET=0 FWD_SYNC_OFFSET=1g \
+	FWD_RUNTIME=${FWD_RUNTIME:-2} FWD_SIZE=256m FWD_DEEP_OFFSET=0 FWD_SYNC_OFFSET=1g \
 		run_fio "$dev" selftest/deep-sync-regions.fio "$FWD_OUT/$2"
 	blk_stop
 	fwdlib inflight-at "$(blk_file "$2")" 2097152

@@ -137,10 +137,16 @@ BLK_DROPPED=0
 # default is 4 x 512 KiB): under TCG its reader can fall behind a fast
 # disk for a second or more, and the kernel then drops whole buffers.
 blktrace_start() {
+	local masks=()
 	BLK_TMP=$(mktemp -d /tmp/blk.XXXXXX)
 	BLK_OUT=$2
 	BLK_DROPPED=0
-	blktrace -b 1024 -n 8 -d "/dev/$1" -D "$BLK_TMP" -o t > "$BLK_TMP/log" 2>&1 &
+	# BLK_KEEP of dispatches, completions and requeues alone: the kernel
+	# traces only those (the other actions, Q, G, P, U, I, M, share one
+	# category, "queue").
+	[[ ${BLK_KEEP:-} != *[!DCR]* && -n ${BLK_KEEP:-} ]] &&
+		masks=(-a issue -a complete -a requeue)
+	blktrace -b 1024 -n 8 "${masks[@]}" -d "/dev/$1" -D "$BLK_TMP" -o t > "$BLK_TMP/log" 2>&1 &
 	BLK_PID=$!
 	sleep 1.5
 	kill -0 "$BLK_PID" 2>/dev/null ||
