@@ -92,10 +92,11 @@ blk_stop() {
 }
 
 # fwdlib <subcommand> [args...]: tools/analysis/fwdlib.py (the analysis
-# of traces: "reads", "sweep", "deadline", ...), its output left in
+# of traces: "reads", "sweep", "deadline", ...; on the host through
+# host_py when tools/check serves it), its output left in
 # FWDLIB_OUT; a failure fails the test.
 fwdlib() {
-	FWDLIB_OUT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" "$@") ||
+	FWDLIB_OUT=$(host_py "$FWD_ROOT/tools/analysis/fwdlib.py" "$@") ||
 		fail "tools/analysis/fwdlib.py $1 failed"
 }
 
@@ -447,7 +448,7 @@ verify_backlog_start() {
 # verified_jobs <json> <n>: fio's JSON holds <n> jobs, and each wrote
 # and read back (verified) something without an error; prints them.
 verified_jobs() {
-	"$FWD_PY" -S - "$1" "$2" <<'PY'
+	host_py - "$1" "$2" <<'PY'
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 for j in jobs:

@@ -70,7 +70,7 @@ inflight() {
 	[ "${n:-0}" -ge 200 ] || fail "$1: only ${n:-0} dispatches of the sync reader: too few to judge"
 	diag "$1: deep reader's requests in flight at its $OWN_N dispatches: median $MED;" \
 		"at the sync reader's $n: median $SYNC_MED, 90th percentile $sync_p90"
-	"$FWD_PY" -S - "$FWD_OUT/$2.json" <<'PY'
+	host_py - "$FWD_OUT/$2.json" <<'PY'
 import json, sys
 for j in json.load(open(sys.argv[1]))["jobs"]:
     print("# %s: %.0f IOPS" % (j["jobname"], j["read"]["iops"]))

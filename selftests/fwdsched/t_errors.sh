@@ -74,7 +74,7 @@ scsi) echo "$opts0" > "$drv/opts" ;;
 esac
 sched_books "$d" > "$FWD_OUT/books.after"
 sed -i -n '/^{/,$p' "$json"
-"$FWD_PY" -S - "$json" <<'PY' || fail "the errors did not reach fio as expected (see $json)"
+host_py - "$json" <<'PY' || fail "the errors did not reach fio as expected (see $json)"
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 ok = len(jobs) == 6
@@ -98,7 +98,7 @@ echo "$nomerges0" > "/sys/block/$d/queue/nomerges"
 dd if="/dev/$d" of=/dev/null bs=4k skip=576 count=16 iflag=direct 2>/dev/null ||
 	fail "the cleared range does not read"
 FWD_SIZE=8m run_fio "$d" selftest/verify-crc32c "$FWD_OUT/after"
-"$FWD_PY" -S - "$FWD_OUT/after.json" <<'PY' || fail "I/O after the errors failed"
+host_py - "$FWD_OUT/after.json" <<'PY' || fail "I/O after the errors failed"
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 for j in jobs:

@@ -80,7 +80,7 @@ procs=$(cat "$sfs/procs")
 [ -z "$trace" ] || blk_stop
 printf '%s\n' "$procs" > "$FWD_OUT/procs.txt"
 procs_get "$procs" tgid rd_reqs rd_sectors wr_reqs idle_ms comm > "$FWD_OUT/procs.cols"
-fair=$("$FWD_PY" -S "$FWD_ROOT/tools/fwdtop" --once --procs "$FWD_OUT/procs.txt" \
+fair=$(host_py "$FWD_ROOT/tools/fwdtop" --once --procs "$FWD_OUT/procs.txt" \
 	${trace:+--blktrace "$trace"}) || fail "tools/fwdtop failed on procs.txt ${trace:+and the trace}"
 printf '%s\n' "$fair" > "$FWD_OUT/fwdtop.txt"
 diag "$procs"
@@ -91,7 +91,7 @@ diag "$fair"
 # fwdtop: over the rows of procs active in the window (requests
 # dispatched, idle_ms below it), and over the trace's dispatches per
 # submitting pid (fwdlib.dispatch_owners).
-"$FWD_PY" -S - "$FWD_OUT" "$FWD_ROOT/tools/analysis" "$trace" <<'PY' || fail "per-process counters or fwdtop's Jain's index disagree"
+host_py - "$FWD_OUT" "$FWD_ROOT/tools/analysis" "$trace" <<'PY' || fail "per-process counters or fwdtop's Jain's index disagree"
 import json, os, sys
 out = sys.argv[1]
 sys.path.insert(0, sys.argv[2])

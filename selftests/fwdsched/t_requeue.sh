@@ -74,7 +74,7 @@ fi
 sched_books "$d" > "$FWD_OUT/books.after"
 ws1=$(awk '{ print $7 }' "/sys/block/$d/stat")
 
-"$FWD_PY" -S - "$FWD_OUT/verify-crc32c.json" $((ws1 - ws0)) <<'PY' || fail "fio did not write and verify everything once"
+host_py - "$FWD_OUT/verify-crc32c.json" $((ws1 - ws0)) <<'PY' || fail "fio did not write and verify everything once"
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 sectors = int(sys.argv[2])

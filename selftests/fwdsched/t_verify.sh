@@ -13,7 +13,7 @@ reset_tunables "$d"
 mb=32
 [ "$(disk_kind "$d")" != mmc ] || mb=8
 FWD_SIZE=${mb}m run_fio "$d" selftest/verify-crc32c "$FWD_OUT/verify-crc32c"
-"$FWD_PY" -S - "$FWD_OUT/verify-crc32c.json" <<'PY' || fail "fio did not write and verify everything"
+host_py - "$FWD_OUT/verify-crc32c.json" <<'PY' || fail "fio did not write and verify everything"
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 ok = len(jobs) == 2

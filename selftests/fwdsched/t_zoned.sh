@@ -60,7 +60,7 @@ timeout -k 10 600 fio --output-format=json --output="$json" \
 rc=$?
 [ "$rc" -eq 0 ] || fail "fio failed on zoned $z under fwdsched (exit $rc): $(tail -n 5 "$FWD_OUT/zoned.log")"
 sed -i -n '/^{/,$p' "$json"
-"$FWD_PY" -S - "$json" <<'PY' || fail "the zone writes did not all complete and verify (see $json)"
+host_py - "$json" <<'PY' || fail "the zone writes did not all complete and verify (see $json)"
 import json, sys
 jobs = json.load(open(sys.argv[1]))["jobs"]
 for j in jobs:

@@ -25,6 +25,9 @@ Library:
 CLI, for the guest's selftests (exit 2 with a message naming the file on
 missing or garbled input):
   fwdlib.py blkparse-fmt            print BLKPARSE_FMT (escapes kept literal)
+  fwdlib.py blkparse BINDIR OUT.TXT [KEEP]
+                                    blkparse_text: the text of the binary
+                                    trace "t" in BINDIR, into OUT.TXT
   fwdlib.py events BLK.TXT          "action sector blocks time rwbs cpu" lines
   fwdlib.py reads BLK.TXT           "dispatches backward cpus" of the reads
   fwdlib.py sweep BLK.TXT MS        "dispatches choices violations swaps" of
@@ -73,6 +76,7 @@ import bisect
 import json
 import math
 import re
+import subprocess
 import sys
 
 BLKPARSE_FMT = "%M,%m %c %a %d %S %n %T.%9t %p %C\\n"
@@ -1143,6 +1147,38 @@ def _ms(text):
     return int(text)
 
 
+# Actions no analysis reads, dropped unless asked for: get-request and
+# plug events (G, P, U, UT).
+BLKPARSE_DROPPED = ("G", "P", "U", "UT")
+
+
+def blkparse_text(bindir, out, keep=""):
+    """Writes to @out the text, in BLKPARSE_FMT, of the binary trace "t"
+    that blktrace wrote in @bindir (blktrace -o t): the events of the
+    actions in @keep (letters, e.g. "IDCR"), or all but
+    BLKPARSE_DROPPED.  The guests' blktrace_stop (tools/lib/guest.sh) does
+    the same with blkparse and grep."""
+    try:
+        p = subprocess.run(["blkparse", "-q", "-i", "t", "-f", BLKPARSE_FMT],
+                           cwd=bindir, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, check=False)
+    except OSError as e:
+        raise InputError("blkparse in %s: %s" % (bindir, e)) from e
+    if p.returncode:
+        raise InputError("blkparse in %s failed: %s" %
+                         (bindir, p.stderr.decode(errors="replace").strip()))
+    kept = []
+    for line in p.stdout.splitlines(keepends=True):
+        f = line.split(b" ", 3)
+        if len(f) < 4:
+            continue
+        a = f[2].decode(errors="replace")
+        if (len(a) == 1 and a in keep) if keep else a not in BLKPARSE_DROPPED:
+            kept.append(line)
+    with open(out, "wb") as f:
+        f.writelines(kept)
+
+
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
@@ -1152,6 +1188,8 @@ def main(argv=None):
     try:
         if cmd == "blkparse-fmt" and not args:
             print(BLKPARSE_FMT)
+        elif cmd == "blkparse" and len(args) in (2, 3):
+            blkparse_text(args[0], args[1], args[2] if len(args) == 3 else "")
         elif cmd == "events" and len(args) == 1:
             for e in parse_blkparse(args[0]):
                 print(e.action, e.sector, e.blocks,

@@ -32,8 +32,50 @@
 # Run with -S in the guest (standard library only): a start with a third
 # fewer file lookups, each a round trip to the host under virtme-ng.
 FWD_PY=/usr/bin/python3
-# Scripts run with -S: the standard library only, and a start with fewer
-# file lookups (each one crosses to the host under virtme-ng).
+
+# host_py <python3 arguments...>: "$FWD_PY" -S with these arguments (and
+# this standard input when the program is "-"), run on the host when
+# tools/check serves FWD_HOSTRPC (tools/runner/hostrpc), else here; its
+# output and exit status are the program's.  Only for programs that read
+# files of the repository (traces, fio's JSON) and scripts of tools/:
+# under TCG a Python start costs 1-2 s and a trace 3 s a MB, on the host
+# a twentieth.  A host that has not answered after 300 s (gone) leaves
+# the program to run here.
+HOSTRPC_N=0
+host_py() {
+	local dir=${FWD_HOSTRPC:-} id i rc
+	if [ -z "$dir" ] || [ ! -d "$dir" ]; then
+		"$FWD_PY" -S "$@"
+		return
+	fi
+	HOSTRPC_N=$((HOSTRPC_N + 1))
+	id=$dir/$BASHPID.$HOSTRPC_N
+	[ "$1" != - ] || cat > "$id.in" || die "cannot write $id.in"
+	if ! printf '%s\0' "$PWD" "$@" > "$id.req.tmp" ||
+	   ! mv "$id.req.tmp" "$id.req"; then
+		die "cannot write $id.req"
+	fi
+	for ((i = 0; i < 15000; i++)); do
+		[ ! -e "$id.rc" ] || break
+		sleep 0.02
+	done
+	if [ ! -e "$id.rc" ]; then
+		echo "host_py: no answer from the host in $dir after 300 s: running here" >&2
+		if [ "$1" = - ]; then
+			"$FWD_PY" -S "$@" < "$id.in"
+		else
+			"$FWD_PY" -S "$@"
+		fi
+		rc=$?
+		rm -f "$id".*
+		return "$rc"
+	fi
+	read -r rc < "$id.rc"
+	cat "$id.out"
+	[ ! -s "$id.err" ] || cat "$id.err" >&2
+	rm -f "$id".*
+	return "${rc:-1}"
+}
 
 iosched() { echo "/sys/block/$1/queue/iosched"; }
 schedfs() { echo "/sys/kernel/debug/block/$1/sched"; }
@@ -163,9 +205,11 @@ blktrace_start() {
 # most of a test's time under TCG.  With BLK_KEEP set to action letters
 # (e.g. IDCR), only the events of those actions are kept: a buffered
 # writer's queue and merge events (Q, M: one a page) made 99% of a UFS
-# trace.
+# trace.  Under tools/check (FWD_HOSTRPC) the host parses and filters
+# (fwdlib.py blkparse through host_py): blkparse and grep took the guest
+# about 3 s a MB of text.
 blktrace_stop() {
-	local fmt rc
+	local fmt rc bin
 	[ -n "$BLK_PID" ] || return 0
 	kill -TERM "$BLK_PID" 2>/dev/null
 	wait "$BLK_PID" 2>/dev/null
@@ -174,23 +218,36 @@ blktrace_stop() {
 	BLK_DROPPED=${BLK_DROPPED:-0}
 	[ "$BLK_DROPPED" -eq 0 ] ||
 		echo "blktrace dropped $BLK_DROPPED events: the trace in $BLK_OUT is incomplete" >&2
-	# asked once per script unless exported: a Python start costs a
-	# second or two under TCG
-	[ -n "$BLK_FMT" ] || BLK_FMT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
-		die "tools/analysis/fwdlib.py blkparse-fmt failed"
-	fmt=$BLK_FMT
-	(cd "$BLK_TMP" && blkparse -q -i t -f "$fmt" > t.txt) ||
-		die "blkparse of the trace for $BLK_OUT failed"
-	rc=0
-	if [ -n "${BLK_KEEP:-}" ]; then
-		grep -E "^[^ ]+ [^ ]+ [$BLK_KEEP] " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
-	else
-		grep -vE "^[^ ]+ [^ ]+ (G|P|UT?) " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
-	fi
-	[ "$rc" -le 1 ] || die "filtering the trace for $BLK_OUT failed"
-	mv "$BLK_TMP/k.txt" "$BLK_TMP/t.txt"
 	mkdir -p "$(dirname "$BLK_OUT")"
-	cp "$BLK_TMP/t.txt" "$BLK_OUT" || die "cannot write $BLK_OUT"
+	if [ -n "${FWD_HOSTRPC:-}" ] && [ -d "$FWD_HOSTRPC" ]; then
+		# The host's blkparse and filter (fwdlib.py blkparse, through
+		# host_py): the binary trace is copied once, and the text
+		# written there.
+		bin=${BLK_OUT%.txt}.bin
+		if ! mkdir -p "$bin" || ! cp "$BLK_TMP"/t.blktrace.* "$bin/"; then
+			die "cannot copy the trace for $BLK_OUT to $bin"
+		fi
+		host_py "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse "$bin" \
+			"$BLK_OUT" "${BLK_KEEP:-}" ||
+			die "blkparse of the trace for $BLK_OUT failed on the host"
+		rm -rf "$bin"
+	else
+		# asked once per script unless exported: a Python start costs
+		# a second or two under TCG
+		[ -n "$BLK_FMT" ] || BLK_FMT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) ||
+			die "tools/analysis/fwdlib.py blkparse-fmt failed"
+		fmt=$BLK_FMT
+		(cd "$BLK_TMP" && blkparse -q -i t -f "$fmt" > t.txt) ||
+			die "blkparse of the trace for $BLK_OUT failed"
+		rc=0
+		if [ -n "${BLK_KEEP:-}" ]; then
+			grep -E "^[^ ]+ [^ ]+ [$BLK_KEEP] " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
+		else
+			grep -vE "^[^ ]+ [^ ]+ (G|P|UT?) " "$BLK_TMP/t.txt" > "$BLK_TMP/k.txt" || rc=$?
+		fi
+		[ "$rc" -le 1 ] || die "filtering the trace for $BLK_OUT failed"
+		cp "$BLK_TMP/k.txt" "$BLK_OUT" || die "cannot write $BLK_OUT"
+	fi
 	# blktrace's own summary (events and drops a CPU) beside the trace
 	cp "$BLK_TMP/log" "${BLK_OUT%.txt}.blktrace.log" || die "cannot write beside $BLK_OUT"
 	rm -rf "$BLK_TMP"

@@ -621,6 +621,27 @@ class TestRealBlkparse(unittest.TestCase):
                          [key(e) for e in got if e.blocks])
         self.assertEqual(fwdlib.dispatch_order(got), ORDER_EXPECTED)
 
+    def test_blkparse_text(self):
+        """fwdlib.py blkparse: the text of a binary trace "t", with the
+        actions kept or dropped as the guests' blktrace_stop keeps them."""
+        events = fwdlib.parse_blkparse(ORDER)
+        cli = [sys.executable, os.path.join(HERE, "fwdlib.py"), "blkparse"]
+        with tempfile.TemporaryDirectory() as d:
+            write_binary_trace(events, os.path.join(d, "t.blktrace.0"))
+            out = os.path.join(d, "out.txt")
+            p = subprocess.run(cli + [d, out, "DC"], capture_output=True)
+            self.assertEqual((p.returncode, p.stderr), (0, b""))
+            got = fwdlib.parse_blkparse(out)
+            self.assertEqual([(e.action, e.sector) for e in got],
+                             [(e.action, e.sector) for e in events
+                              if e.action in "DC"])
+            fwdlib.blkparse_text(d, out)
+            self.assertEqual(len(fwdlib.parse_blkparse(out)), len(events))
+            p = subprocess.run(cli + [os.path.join(d, "none"), out],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2)
+            self.assertIn("blkparse in", p.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
