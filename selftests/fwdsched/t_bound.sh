@@ -43,7 +43,7 @@ judge() {
 tunable_set "$d" fifo_batch 1024
 s0=$(cat "$sfs/stats")
 blk_start "$d" writer
-FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
+FWD_RUNTIME=${FWD_RUNTIME:-4} FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
 	run_fio "$d" selftest/writer-vs-stream.fio "$FWD_OUT/writer"
 blk_stop
 s1=$(cat "$sfs/stats")
@@ -56,7 +56,7 @@ judge writer 300
 tunable_set "$d" fifo_batch 16
 s0=$(cat "$sfs/stats")
 blk_start "$d" fallback
-FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=64m FWD_DEEP_OFFSET=1g FWD_SYNC_OFFSET=0 \
+FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=64m FWD_DEEP_OFFSET=1g FWD_SYNC_OFFSET=0 \
 	run_fio "$d" selftest/deep-sync-regions.fio "$FWD_OUT/fallback"
 blk_stop
 s1=$(cat "$sfs/stats")

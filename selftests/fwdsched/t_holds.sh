@@ -115,10 +115,10 @@ load() {
 # beyond mq-deadline's: before holds ended at their completion it was
 # about one per completion, ten times the bound.
 per=10
-FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=128m FWD_IOSIZE=1g \
+FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=128m FWD_IOSIZE=1g \
 	load r16 selftest/r16-randread.fio 200
 if [ "$kind" = mmc ]; then
-	FWD_RUNTIME=${FWD_RUNTIME:-6} FWD_SIZE=256m \
+	FWD_RUNTIME=${FWD_RUNTIME:-3} FWD_SIZE=256m \
 		load deep-sync selftest/fair-deep-sync.fio 100
 	[ "$(stat_of "$(cat "$sfs/stats")" fair_holds)" -gt 0 ] ||
 		fail "the deep-vs-sync load made no fairness hold"
