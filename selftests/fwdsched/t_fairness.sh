@@ -19,7 +19,8 @@
 #     and blktrace shows the pure sweep: backward moves only at wraps,
 #     expiries and at-head dispatches (on null_blk with fio on one CPU,
 #     so that D order is pick order), and on the SD card every dispatch
-#     is the sweep's choice (fwdlib.py sweep).
+#     is the sweep's choice (fwdlib.py sweep); both shown, not judged,
+#     under full preemption (order_judged in lib.sh).
 #  4. "procs" accepts only "reset", which zeroes the counters.
 #  5. On the SD card (dispatch_depth 2, one request served at a time), in
 #     the run of 2: the synchronous reader's next read is owed service
@@ -178,8 +179,13 @@ tol=$(( nd / 100 + 2 ))
 diag "off: blktrace $nd dispatches, $back backward; wraps+expired+head $excused"
 [ "$nd" -ge 100 ] || fail "only $nd dispatches seen: load too small to judge"
 check_pick_order "$d" "$cpus"
-[ "$back" -le $(( excused + tol )) ] ||
-	fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
+# Under full preemption a dispatcher preempted between its pick and the
+# D event lets another's D come first: a backward move blktrace shows
+# that the sweep did not make (6.12's debug kernel: 659 against 636 + 21).
+if order_judged "enforcement off: backward moves"; then
+	[ "$back" -le $(( excused + tol )) ] ||
+		fail "with enforcement off the sweep moved backward $back times, wraps+expired+head $excused"
+fi
 # On the SD card D order is pick order: check the sweep itself.
 if [ "$(disk_kind "$d")" = mmc ]; then
 	sweep_check "$d" pure "$tol" "enforcement off"
