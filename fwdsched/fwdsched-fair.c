@@ -836,7 +836,8 @@ bool fwd_hold_check(struct fwd_data *fwd)
 	/*
 	 * A threshold that completions passed before it was stored is
 	 * decided again: with the lower count the foreground's next read
-	 * may be anticipated.  The count only falls, so this ends.
+	 * may be anticipated.  While the lock is held the count only
+	 * falls, so this ends.
 	 */
 	do {
 		reason = FWD_HOLD_DEPTH;
