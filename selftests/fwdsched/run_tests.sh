@@ -57,9 +57,12 @@ setup_disks() {
 
 setup_disks
 # blkparse's format for every test's traces (tools/lib/guest.sh), asked
-# of Python once: a start of it costs a second or two under TCG.
-BLK_FMT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) || BLK_FMT=
-export BLK_FMT
+# of Python once: a start of it costs a second or two under TCG.  Not
+# needed when the host parses the traces (FWD_HOSTRPC, tools/check).
+if [ -z "${FWD_HOSTRPC:-}" ]; then
+	BLK_FMT=$("$FWD_PY" -S "$FWD_ROOT/tools/analysis/fwdlib.py" blkparse-fmt) || BLK_FMT=
+	export BLK_FMT
+fi
 ko=$FWD_ROOT/build/$rel/fwdsched.ko
 load_err=
 if ! lsmod | grep -q '^fwdsched '; then

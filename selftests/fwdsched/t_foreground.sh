@@ -131,13 +131,7 @@ fi
 # "queued" shows writes waiting and a hold, once the reader's holds
 # (fg_holds, antic_holds) began; checked every 50 ms while fio runs.
 tunable_set "$d" write_expire 600000
-fgholds() {
-	local n
-	stat_scan fg_holds < "$sfs/stats"
-	n=$STAT_V
-	stat_scan antic_holds < "$sfs/stats"
-	echo $((n + STAT_V))
-}
+fgholds() { echo $(( $(stat_get "$d" fg_holds) + $(stat_get "$d" antic_holds) )); }
 sfs=$(schedfs "$d")
 h0=$(fgholds)
 FWD_RUNTIME=4 FWD_SIZE=64m FWD_SYNC_OFFSET=1g \
